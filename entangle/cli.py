@@ -1,0 +1,250 @@
+"""The ``entangle`` command: train, evaluate, predict. Thin over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from transformers.utils import logging as transformers_logging
+
+from .data.conll import DataFormatError, Sentence, read_conll
+from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError, dataset_files
+from .data.labels import TASKS, UnknownLabelError, build_labels, check_labels
+from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
+
+
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", help=f"a dataset name ({', '.join(sorted(DATASETS))}), a directory with "
+                        "train/dev/test files, or a single file")
+    parser.add_argument("--data-dir", help="where named datasets are looked for before downloading "
+                        "(default: $ENTANGLE_DATA_DIR, else ../shared/data if it exists)")
+    parser.add_argument("--token-column", type=int, default=0, help="column of the words (default 0)")
+    parser.add_argument("--tag-column", type=int, default=-1, help="column of the tags (default -1, the last)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="entangle", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="fine-tune an entanglement model on a tagging dataset")
+    train.add_argument("--config", help="YAML or JSON file of options (same names as below, '-' or '_'); "
+                       "command-line options override it")
+    _data_options(train)
+    train.add_argument("--train", help="training file (overrides --data's)")
+    train.add_argument("--dev", help="dev file (overrides --data's)")
+    train.add_argument("--task", choices=TASKS, help="ner: IOB2 tags, entity F1; tagging: any tags, accuracy "
+                       "(default: the dataset's, else ner)")
+    train.add_argument("--output", required=True, help="output directory (best model in OUTPUT/model)")
+    train.add_argument("--char", default=DEFAULT_CHAR, help="character encoder: 'builtin' (from scratch), "
+                       "a CANINE hub name (google/canine-s) or a directory")
+    train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
+                       "all-MiniLM-L6-v2), any hub name with a fast tokenizer, or a directory")
+    train.add_argument("-m", "--coattention-layers", type=int, default=2, help="co-attention modules per side; "
+                       "0 = the backbones alone")
+    train.add_argument("--side", choices=("subword", "char", "both"), default="both",
+                       help="which heads are trained; both = sum of the two losses")
+    train.add_argument("--predict-side", choices=("subword", "char"), help="head used for predictions and "
+                       "model selection (default: subword when both are trained)")
+    train.add_argument("--max-chars", type=int, help="character window length (default: the encoder's limit)")
+    train.add_argument("--max-subwords", type=int, help="subword window length (default: the encoder's limit)")
+    train.add_argument("--epochs", type=int, default=5)
+    train.add_argument("--batch-size", type=int, default=16)
+    train.add_argument("--lr", type=float, default=5e-5, help="learning rate of pretrained encoders")
+    train.add_argument("--new-lr", type=float, default=5e-4, help="learning rate of co-attention, projections, "
+                       "heads and randomly initialised encoders")
+    train.add_argument("--warmup-ratio", type=float, default=0.1, help="share of steps of linear warm-up")
+    train.add_argument("--weight-decay", type=float, default=0.01)
+    train.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping")
+    train.add_argument("--patience", type=int, default=3, help="epochs without dev gain before stopping (0: never)")
+    train.add_argument("--seed", type=int, default=42)
+    train.add_argument("--no-group-by-length", action="store_true", help="plain shuffling instead of "
+                       "length-grouped batches")
+    train.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no")
+    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    train.add_argument("--limit-train", type=int, help="use only the first N training sentences")
+
+    evaluate = commands.add_parser("evaluate", help="score a trained model on labelled data")
+    evaluate.add_argument("model", help="a model directory (or a training output directory)")
+    _data_options(evaluate)
+    evaluate.add_argument("--split", default="test", help="split of --data to score (default test)")
+    evaluate.add_argument("--output", help="write the metrics as JSON here")
+
+    predict = commands.add_parser("predict", help="tag new text")
+    predict.add_argument("model", help="a model directory (or a training output directory)")
+    predict.add_argument("--input", default="-", help="input file ('-' = standard input)")
+    predict.add_argument("--input-format", choices=("text", "conll"), default="text",
+                         help="text: one sentence per line, split into words; conll: one word per line "
+                         "(column --token-column), blank line between sentences")
+    predict.add_argument("--token-column", type=int, default=0)
+    predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
+    predict.add_argument("--output-format", choices=("conll", "jsonl"), default="conll",
+                         help="conll: word<TAB>label<TAB>probability; jsonl: one JSON object per sentence")
+    predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
+                         "model's prediction side)")
+    predict.add_argument("--batch-size", type=int, default=32)
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse, letting ``--config FILE`` supply defaults that the command line overrides."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "config", None):
+        path = Path(args.config)
+        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(values, dict):
+            parser.error(f"{path}: expected a mapping of option names to values")
+        subparser = parser._subparsers._group_actions[0].choices[args.command]
+        known = {action.dest for action in subparser._actions}
+        values = {key.replace("-", "_"): value for key, value in values.items()}
+        unknown = sorted(set(values) - known - {"help"})
+        if unknown:
+            parser.error(f"{path}: unknown option(s) {', '.join(unknown)}")
+        subparser.set_defaults(**values)
+        # Required options given only in the file must not fail the second parse.
+        for action in subparser._actions:
+            if action.dest in values:
+                action.required = False
+        args = parser.parse_args(argv)
+    return args
+
+
+def _resolve_splits(args: argparse.Namespace) -> tuple[dict[str, Path], str | None]:
+    """split -> file from --data (name, directory or file); returns also the dataset's task if named."""
+    files: dict[str, Path] = {}
+    task = None
+    if args.data:
+        if args.data in DATASETS:
+            files = dataset_files(args.data, args.data_dir)
+            task = DATASETS[args.data].task
+        elif Path(args.data).is_dir():
+            files = _split_files(Path(args.data))
+        elif Path(args.data).is_file():
+            files = {"train": Path(args.data), "dev": Path(args.data), "test": Path(args.data)}
+        else:
+            raise FileNotFoundError(f"--data {args.data!r} is neither a known dataset name, a directory nor a file")
+    return files, task
+
+
+def _split_files(directory: Path) -> dict[str, Path]:
+    names = {"train": ("train",), "dev": ("dev", "valid", "validation", "testa"), "test": ("test", "testb")}
+    files = {}
+    for split, stems in names.items():
+        for path in sorted(directory.iterdir()):
+            if path.is_file() and path.stem.lower() in stems:
+                files[split] = path
+                break
+    if "train" not in files and "test" not in files:
+        raise FileNotFoundError(f"{directory}: no train/dev/test files (expected names like train.txt, dev.txt, test.txt)")
+    return files
+
+
+def _read(path: Path, args: argparse.Namespace, task: str) -> list[Sentence]:
+    return read_conll(path, args.token_column, args.tag_column, scheme="iob2" if task == "ner" else None)
+
+
+def _model_dir(path: str) -> Path:
+    from .training import BEST_DIR
+
+    directory = Path(path)
+    return directory / BEST_DIR if (directory / BEST_DIR / "config.json").is_file() else directory
+
+
+def run_train(args: argparse.Namespace) -> None:
+    from .metrics import format_report
+    from .modeling import EntangleForTokenClassification
+    from .predict import Tagger
+    from .training import TrainingConfig, train
+
+    files, dataset_task = _resolve_splits(args)
+    files.update({split: Path(getattr(args, split)) for split in ("train", "dev") if getattr(args, split)})
+    if "train" not in files:
+        raise FileNotFoundError("no training data: give --data or --train")
+    task = args.task or dataset_task or "ner"
+    train_sentences = _read(files["train"], args, task)[: args.limit_train]
+    dev_sentences = _read(files["dev"], args, task) if "dev" in files else None
+    labels = build_labels(train_sentences, task)
+    if dev_sentences:
+        check_labels(dev_sentences, labels, f"the dev set {files['dev']}")
+    model, tokenizer = EntangleForTokenClassification.from_encoders(
+        args.char, args.subword, labels,
+        num_coattention_layers=args.coattention_layers, side=args.side, predict_side=args.predict_side,
+        task=task, **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords)) if v},
+    )
+    tagger = Tagger(model, tokenizer)
+    config = TrainingConfig(
+        output_dir=args.output, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, new_lr=args.new_lr,
+        warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
+        patience=args.patience or None, seed=args.seed, group_by_length=not args.no_group_by_length,
+        gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision,
+        max_steps=args.max_steps,
+    )
+    print(f"train: {len(train_sentences)} sentences from {files['train']}; dev: "
+          f"{len(dev_sentences) if dev_sentences else 0}; labels: {len(labels)}; task: {task}", file=sys.stderr)
+    summary = train(tagger, train_sentences, dev_sentences, config)
+    for side, metrics in (summary["best_dev"] or {}).items():
+        print(f"== best dev ({side} side, epoch {summary['best_epoch']}, {summary['train_time_s']} s of training)")
+        print(format_report(metrics))
+
+
+def run_evaluate(args: argparse.Namespace) -> None:
+    from .evaluation import evaluate
+    from .metrics import format_report
+    from .predict import Tagger
+
+    tagger = Tagger.from_pretrained(_model_dir(args.model))
+    files, _ = _resolve_splits(args)
+    if args.split not in files:
+        raise FileNotFoundError(f"--data has no {args.split!r} split (found: {', '.join(files) or 'none'})")
+    sentences = _read(files[args.split], args, tagger.model.config.task)
+    results = evaluate(tagger, sentences, f"{files[args.split]}")
+    for side, metrics in results.items():
+        print(f"== {side} side on {files[args.split]} ({len(sentences)} sentences)")
+        print(format_report(metrics))
+    if args.output:
+        Path(args.output).write_text(json.dumps({"data": str(files[args.split]), "results": results}, indent=2))
+
+
+def run_predict(args: argparse.Namespace) -> None:
+    from .predict import Tagger, split_words
+
+    tagger = Tagger.from_pretrained(_model_dir(args.model), batch_size=args.batch_size)
+    if args.input_format == "conll":
+        source = "/dev/stdin" if args.input == "-" else args.input
+        sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None)]
+    else:
+        text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(encoding="utf-8")
+        sentences = [split_words(line) for line in text.splitlines() if line.strip()]
+    tagged = tagger.tag(sentences, args.side)
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    for sentence in tagged:
+        if args.output_format == "jsonl":
+            out.write(json.dumps({"words": sentence.words, "labels": sentence.labels,
+                                  "probabilities": [round(p, 6) for p in sentence.probabilities]},
+                                 ensure_ascii=False) + "\n")
+        else:
+            for word, label, p in zip(sentence.words, sentence.labels, sentence.probabilities):
+                out.write(f"{word}\t{label}\t{p:.4f}\n")
+            out.write("\n")
+    if out is not sys.stdout:
+        out.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict}
+    try:
+        handlers[args.command](args)
+    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, FileNotFoundError) as err:
+        # Input problems: one clear line, not a traceback.
+        sys.exit(f"entangle {args.command}: error: {err}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Windows -> padded tensors. Padding is per batch, to the longest window in it."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import DataLoader, Sampler
+from transformers.trainer_pt_utils import LengthGroupedSampler
+
+from .features import CHAR_PAD, IGNORE, Window
+
+
+def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+    width = max((len(row) for row in rows), default=0)
+    return torch.tensor([row + [value] * (width - len(row)) for row in rows], dtype=torch.long)
+
+
+def _mask(rows: list[list[int]]) -> torch.Tensor:
+    return _pad([[1] * len(row) for row in rows], 0)
+
+
+class Collator:
+    """Pads a list of windows; word positions pad with 0 (a real index) and labels with -100."""
+
+    def __init__(self, subword_pad_id: int | None):
+        self.subword_pad_id = subword_pad_id
+
+    def __call__(self, windows: list[Window]) -> dict[str, torch.Tensor]:
+        batch: dict[str, torch.Tensor] = {}
+        if windows[0].char_ids:
+            chars = [w.char_ids for w in windows]
+            batch["char_ids"] = _pad(chars, CHAR_PAD)  # (batch, n_chars)
+            batch["char_mask"] = _mask(chars)
+            batch["char_word_starts"] = _pad([w.char_word_starts for w in windows], 0)  # (batch, n_words)
+        if windows[0].subword_ids:
+            subwords = [w.subword_ids for w in windows]
+            batch["subword_ids"] = _pad(subwords, self.subword_pad_id)  # (batch, n_subwords)
+            batch["subword_mask"] = _mask(subwords)
+            batch["subword_word_starts"] = _pad([w.subword_word_starts for w in windows], 0)
+        if windows[0].labels is not None:
+            batch["labels"] = _pad([w.labels for w in windows], IGNORE)  # (batch, n_words)
+        return batch
+
+
+def train_loader(windows: list[Window], batch_size: int, collator: Collator, generator: torch.Generator,
+                 group_by_length: bool = True) -> DataLoader:
+    """Shuffled batches; grouped by length (shuffled groups of similar windows) to waste less padding."""
+    sampler: Sampler | None = None
+    if group_by_length:
+        sampler = LengthGroupedSampler(batch_size, lengths=[w.length for w in windows], generator=generator)
+    return DataLoader(windows, batch_size=batch_size, sampler=sampler, shuffle=sampler is None,
+                      generator=generator if sampler is None else None, collate_fn=collator)
+
+
+def inference_batches(windows: list[Window], batch_size: int, collator: Collator):
+    """Batches of windows sorted by length (least padding); yields ``(windows, tensors)``."""
+    ordered = sorted(windows, key=lambda w: w.length, reverse=True)
+    for i in range(0, len(ordered), batch_size):
+        chunk = ordered[i : i + batch_size]
+        yield chunk, collator(chunk)

@@ -1,0 +1,218 @@
+"""Words -> model inputs: character ids, subword ids, where each word starts on both sides.
+
+The sentence is the words joined by single spaces (CANINE was pretrained on running text, so
+the spaces stay). The character side is that text's code points between start/end markers;
+the subword side is the tokenizer's ids for the same text, assigned to words by character
+offsets, which works for every tokenizer family (WordPiece, byte-level BPE, SentencePiece).
+
+A sentence longer than either encoder's limit is cut into overlapping windows on word
+boundaries; each word is *owned* (labelled in training, predicted at inference) by exactly one
+window: where two windows overlap, the overlap is split in the middle, so a word is predicted
+by the window in which it sits farther from a cut.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from transformers import PreTrainedTokenizerBase
+
+# CANINE's conventions (private-use code points), used by the built-in encoder too.
+CHAR_CLS, CHAR_SEP, CHAR_PAD = 0xE000, 0xE001, 0
+SPACE = ord(" ")
+#: Share of a window's budget repeated as context at the start of the next window.
+CONTEXT_SHARE = 0.25
+IGNORE = -100
+
+
+@dataclass
+class AlignedSentence:
+    """Per word: its code points and its subword ids (clipped to fit a window on their own)."""
+
+    chars: list[list[int]]
+    subwords: list[list[int]] | None
+
+
+@dataclass
+class Window:
+    """One model input: words ``[start, end)`` of sentence ``sentence``; it owns ``[own_start, own_end)``."""
+
+    sentence: int
+    start: int
+    end: int
+    own_start: int
+    own_end: int
+    char_ids: list[int] = field(default_factory=list)
+    char_word_starts: list[int] = field(default_factory=list)
+    subword_ids: list[int] = field(default_factory=list)
+    subword_word_starts: list[int] = field(default_factory=list)
+    labels: list[int] | None = None
+
+    @property
+    def length(self) -> int:
+        return max(len(self.char_ids), len(self.subword_ids))
+
+
+class Featurizer:
+    """Aligns words with characters and subwords and cuts windows; one per model."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase | None, max_chars: int | None, max_subwords: int | None):
+        self.use_chars = max_chars is not None
+        self.tokenizer = tokenizer if max_subwords is not None else None
+        self.max_chars = max_chars
+        self.max_subwords = max_subwords
+        if self.use_chars and max_chars < 3:
+            raise ValueError("max_chars must leave room for the start/end markers and one character")
+        if self.tokenizer is not None:
+            self.prefix, self.suffix = _special_tokens(self.tokenizer)
+            if max_subwords <= len(self.prefix) + len(self.suffix):
+                raise ValueError(f"max_subwords={max_subwords} leaves no room beside the special tokens")
+
+    @classmethod
+    def for_model(cls, config, tokenizer: PreTrainedTokenizerBase | None) -> "Featurizer":
+        return cls(
+            tokenizer if config.uses_subword else None,
+            config.max_chars if config.uses_char else None,
+            config.max_subwords if config.uses_subword else None,
+        )
+
+    @property
+    def char_budget(self) -> int:
+        return self.max_chars - 2  # start and end markers
+
+    @property
+    def subword_budget(self) -> int:
+        return self.max_subwords - len(self.prefix) - len(self.suffix)
+
+    # ------------------------------------------------------------------ alignment
+    def align(self, sentences: list[list[str]]) -> list[AlignedSentence]:
+        for index, words in enumerate(sentences):
+            for position, word in enumerate(words):
+                if not word.strip():
+                    raise ValueError(f"sentence {index}: word {position} is empty or whitespace only ({word!r})")
+        subwords = self._align_subwords(sentences) if self.tokenizer is not None else [None] * len(sentences)
+        chars = [[[ord(c) for c in word[: self.char_budget]] for word in words] for words in sentences] if self.use_chars else None
+        return [
+            AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i])
+            for i, words in enumerate(sentences)
+        ]
+
+    def _align_subwords(self, sentences: list[list[str]]) -> list[list[list[int]]]:
+        texts = [" ".join(words) for words in sentences]
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        unk = self.tokenizer.unk_token_id
+        aligned = []
+        for words, ids, offsets in zip(sentences, encoded["input_ids"], encoded["offset_mapping"]):
+            per_word = _assign_tokens(words, ids, offsets)
+            for position, pieces in enumerate(per_word):
+                if not pieces:
+                    # The tokenizer dropped the word (e.g. only characters its normaliser removes);
+                    # it still needs a position to be predicted from.
+                    if unk is None:
+                        raise ValueError(f"the tokenizer produced no subword for {words[position]!r} and has no unknown token")
+                    pieces.append(unk)
+                del pieces[self.subword_budget :]
+            aligned.append(per_word)
+        return aligned
+
+    # ------------------------------------------------------------------ windows
+    def windows(self, aligned: AlignedSentence) -> list[tuple[int, int]]:
+        """Word ranges ``[start, end)`` that fit both encoders, consecutive ones overlapping."""
+        n = len(aligned.chars)
+        char_cost = [len(c) + 1 for c in aligned.chars]  # the word and the space after it
+        subword_cost = [len(s) for s in aligned.subwords] if aligned.subwords is not None else [0] * n
+
+        def fits(start: int, end: int, share: float = 1.0) -> bool:
+            chars_ok = not self.use_chars or sum(char_cost[start:end]) - 1 <= share * self.char_budget
+            subwords_ok = aligned.subwords is None or sum(subword_cost[start:end]) <= share * self.subword_budget
+            return chars_ok and subwords_ok
+
+        if n == 0:
+            return []
+        ranges = []
+        start = 0
+        while True:
+            end = start + 1  # a single word always fits: it was clipped to the budget
+            while end < n and fits(start, end + 1):
+                end += 1
+            ranges.append((start, end))
+            if end >= n:
+                return ranges
+            next_start = end
+            while next_start - 1 > start and fits(next_start - 1, end, CONTEXT_SHARE):
+                next_start -= 1
+            start = next_start
+
+    def featurize(self, sentences: list[list[str]], labels: list[list[int]] | None = None) -> list[Window]:
+        """All windows of all sentences; ``labels`` (per word ids) are kept for owned words only."""
+        windows = []
+        for index, aligned in enumerate(self.align(sentences)):
+            ranges = self.windows(aligned)
+            for k, (start, end) in enumerate(ranges):
+                own_start = start if k == 0 else (start + ranges[k - 1][1]) // 2
+                own_end = end if k == len(ranges) - 1 else (ranges[k + 1][0] + end) // 2
+                window = Window(index, start, end, own_start, own_end)
+                self._fill(window, aligned, labels[index] if labels is not None else None)
+                windows.append(window)
+        return windows
+
+    def _fill(self, window: Window, aligned: AlignedSentence, labels: list[int] | None) -> None:
+        words = range(window.start, window.end)
+        if self.use_chars:
+            ids = [CHAR_CLS]
+            for i in words:
+                if i > window.start:
+                    ids.append(SPACE)
+                window.char_word_starts.append(len(ids))
+                ids.extend(aligned.chars[i])
+            ids.append(CHAR_SEP)
+            window.char_ids = ids
+        if aligned.subwords is not None:
+            ids = list(self.prefix)
+            for i in words:
+                window.subword_word_starts.append(len(ids))
+                ids.extend(aligned.subwords[i])
+            ids.extend(self.suffix)
+            window.subword_ids = ids
+        if labels is not None:
+            window.labels = [labels[i] if window.own_start <= i < window.own_end else IGNORE for i in words]
+
+
+def _special_tokens(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after a text (e.g. [CLS] / [SEP], <s> / </s>)."""
+    probe = tokenizer("a", add_special_tokens=True, return_special_tokens_mask=True)
+    ids, special = probe["input_ids"], probe["special_tokens_mask"]
+    first = special.index(0)
+    last = len(special) - special[::-1].index(0)
+    return ids[:first], ids[last:]
+
+
+def _assign_tokens(words: list[str], ids: list[int], offsets: list[tuple[int, int]]) -> list[list[int]]:
+    """Give each token of ``" ".join(words)`` to the word its first non-space character is in.
+
+    Tokens covering only whitespace or nothing (SentencePiece's lone ``▁``) go to the next word,
+    whose start they mark.
+    """
+    starts, ends = [], []
+    position = 0
+    for word in words:
+        starts.append(position)
+        ends.append(position + len(word))
+        position += len(word) + 1
+    per_word: list[list[int]] = [[] for _ in words]
+    pending: list[int] = []
+    for token, (begin, finish) in zip(ids, offsets):
+        word = bisect_right(starts, begin) - 1
+        if word < 0 or begin >= ends[word]:
+            # The token starts in a space: it belongs to the next word if it reaches into it.
+            word = word + 1 if word + 1 < len(words) and starts[word + 1] < finish else None
+        if word is None:
+            pending.append(token)
+            continue
+        per_word[word].extend(pending)
+        per_word[word].append(token)
+        pending = []
+    if pending and words:
+        per_word[-1].extend(pending)
+    return per_word

@@ -1,0 +1,41 @@
+"""Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets."""
+
+from __future__ import annotations
+
+from seqeval.metrics import classification_report
+from seqeval.scheme import IOB2
+
+#: The score that picks the best checkpoint, per task.
+MAIN_SCORE = {"ner": "f1", "tagging": "accuracy"}
+
+
+def token_accuracy(gold: list[list[str]], predicted: list[list[str]]) -> float:
+    pairs = [(g, p) for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps, strict=True)]
+    return sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
+
+
+def score(task: str, gold: list[list[str]], predicted: list[list[str]]) -> dict:
+    """Metrics as a flat dict (plus ``per_type`` for NER); the main score is ``MAIN_SCORE[task]``."""
+    result = {"accuracy": token_accuracy(gold, predicted)}
+    if task == "ner":
+        # Strict mode: an entity counts only with exactly the right span and type, and ill-formed
+        # predicted sequences (I- after O) are not silently turned into entities.
+        report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+        micro = report.pop("micro avg")
+        for key in ("macro avg", "weighted avg"):
+            report.pop(key, None)
+        result.update(precision=micro["precision"], recall=micro["recall"], f1=micro["f1-score"])
+        result["per_type"] = {
+            name: {"precision": v["precision"], "recall": v["recall"], "f1": v["f1-score"], "support": int(v["support"])}
+            for name, v in sorted(report.items())
+        }
+    return result
+
+
+def format_report(metrics: dict) -> str:
+    lines = [f"{key:>10}: {value:.4f}" for key, value in metrics.items() if isinstance(value, float)]
+    if "per_type" in metrics:
+        lines.append(f"{'type':>16} {'prec':>7} {'rec':>7} {'f1':>7} {'support':>8}")
+        for name, v in metrics["per_type"].items():
+            lines.append(f"{name:>16} {v['precision']:7.4f} {v['recall']:7.4f} {v['f1']:7.4f} {v['support']:8d}")
+    return "\n".join(lines)

@@ -1,0 +1,21 @@
+"""Encoders, co-attention and heads; registered with the transformers Auto classes on import."""
+
+from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification
+
+from .char_encoder import CharEncoderConfig, CharEncoderModel
+from .configuration import EntangleConfig
+from .modeling_entangle import EntangleForTokenClassification, EntangleModel
+
+AutoConfig.register(CharEncoderConfig.model_type, CharEncoderConfig)
+AutoModel.register(CharEncoderConfig, CharEncoderModel)
+AutoConfig.register(EntangleConfig.model_type, EntangleConfig)
+AutoModel.register(EntangleConfig, EntangleModel)
+AutoModelForTokenClassification.register(EntangleConfig, EntangleForTokenClassification)
+
+__all__ = [
+    "CharEncoderConfig",
+    "CharEncoderModel",
+    "EntangleConfig",
+    "EntangleForTokenClassification",
+    "EntangleModel",
+]

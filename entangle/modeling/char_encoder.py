@@ -1,0 +1,118 @@
+"""The built-in character encoder: hashed code-point embeddings and a BiLSTM.
+
+It exists for machines where no pretrained character model (CANINE) can be loaded. It is a
+regular Hugging Face model (config + ``save_pretrained``/``from_pretrained``, registered with
+the Auto classes), so a trained or pretrained copy can be passed as ``--char PATH`` like any
+hub model.
+"""
+
+from __future__ import annotations
+
+import torch
+from huggingface_hub.dataclasses import strict
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from transformers import PreTrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput
+
+# Odd multipliers for the hash functions. Hashing code points (as CANINE does) means the encoder
+# needs no vocabulary file and accepts every Unicode script; collisions are resolved by using
+# several hash functions and summing their embeddings.
+_HASH_MULTIPLIERS = (31, 43, 59, 61, 73, 97, 103, 113)
+
+
+@strict
+class CharEncoderConfig(PreTrainedConfig):
+    r"""
+    Configuration of [`CharEncoderModel`].
+
+    Args:
+        hidden_size (`int`, defaults to 256):
+            Width of the output states (both LSTM directions together); must be even.
+        embedding_size (`int`, defaults to 128):
+            Width of the hashed character embeddings.
+        num_hidden_layers (`int`, defaults to 1):
+            Number of stacked BiLSTM layers.
+        num_hash_functions (`int`, defaults to 2):
+            Number of hash functions; each has its own embedding table and the results are summed.
+        num_hash_buckets (`int`, defaults to 8192):
+            Rows of each embedding table.
+        hidden_dropout_prob (`float`, defaults to 0.1):
+            Dropout on the embeddings and between LSTM layers.
+        max_position_embeddings (`int`, defaults to 2048):
+            The longest character window (start/end markers included) the featurizer builds for
+            this encoder. An LSTM has no hard limit; this bounds memory and matches CANINE.
+        initializer_range (`float`, defaults to 0.02):
+            Standard deviation of the embedding initialisation.
+    """
+
+    model_type = "entangle-char"
+
+    hidden_size: int = 256
+    embedding_size: int = 128
+    num_hidden_layers: int = 1
+    num_hash_functions: int = 2
+    num_hash_buckets: int = 8192
+    hidden_dropout_prob: float = 0.1
+    max_position_embeddings: int = 2048
+    initializer_range: float = 0.02
+    pad_token_id: int | None = 0
+
+    def validate_architecture(self):
+        super().validate_architecture()
+        if self.hidden_size % 2:
+            raise ValueError(f"hidden_size must be even (two LSTM directions), got {self.hidden_size}")
+        if not 1 <= self.num_hash_functions <= len(_HASH_MULTIPLIERS):
+            raise ValueError(f"num_hash_functions must be in 1..{len(_HASH_MULTIPLIERS)}")
+
+
+class CharEncoderModel(PreTrainedModel):
+    """Code points ``(batch, n_chars)`` -> contextual character states ``(batch, n_chars, hidden)``."""
+
+    config_class = CharEncoderConfig
+    base_model_prefix = "char_encoder"
+    main_input_name = "input_ids"
+
+    def __init__(self, config: CharEncoderConfig):
+        super().__init__(config)
+        self.embeddings = nn.ModuleList(
+            nn.Embedding(config.num_hash_buckets, config.embedding_size) for _ in range(config.num_hash_functions)
+        )
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.lstm = nn.LSTM(
+            config.embedding_size,
+            config.hidden_size // 2,
+            num_layers=config.num_hidden_layers,
+            dropout=config.hidden_dropout_prob if config.num_hidden_layers > 1 else 0.0,
+            bidirectional=True,
+            batch_first=True,
+        )
+        self.post_init()
+
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=self.config.initializer_range)
+
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        buckets = self.config.num_hash_buckets
+        return sum(
+            table((input_ids * _HASH_MULTIPLIERS[k] + k) % buckets) for k, table in enumerate(self.embeddings)
+        )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        **kwargs,
+    ) -> BaseModelOutput:
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        x = self.dropout(self.embed(input_ids))  # (batch, n_chars, embedding)
+        # Packing keeps padding out of the backward direction, so a sentence's states do not
+        # depend on how long the other sentences in its batch are.
+        lengths = attention_mask.sum(dim=1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        states, _ = pad_packed_sequence(out, batch_first=True, total_length=input_ids.shape[1])
+        return BaseModelOutput(last_hidden_state=states)  # (batch, n_chars, hidden)

@@ -1,0 +1,92 @@
+"""Co-attention between the character and the subword sequence (ViLBERT-style).
+
+One module i updates both sides in parallel from the states of module i:
+
+    subword side:   H_s' = TRM(CO-TRM(Q=H_s, K=V=H_c))
+    character side: H_c' = TRM(CO-TRM(Q=H_c, K=V=H_s))
+
+CO-TRM and TRM are the same post-layer-norm transformer block (as in BERT, whose states both
+sides start from); CO-TRM takes its keys and values from the other side and masks that side's
+padding, TRM attends within its own side and masks its own padding.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TransformerBlock(nn.Module):
+    """Multi-head attention + residual + layer norm, feed-forward + residual + layer norm."""
+
+    def __init__(self, hidden_size: int, num_heads: int, intermediate_size: int, dropout: float,
+                 attention_dropout: float, layer_norm_eps: float):
+        super().__init__()
+        if hidden_size % num_heads:
+            raise ValueError(f"hidden size {hidden_size} is not divisible by {num_heads} attention heads")
+        self.num_heads = num_heads
+        self.attention_dropout = attention_dropout
+        self.query = nn.Linear(hidden_size, hidden_size)
+        # Keys and values come from the same sequence, so one matmul computes both.
+        self.key_value = nn.Linear(hidden_size, 2 * hidden_size)
+        self.attention_output = nn.Linear(hidden_size, hidden_size)
+        self.attention_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(hidden_size, intermediate_size),
+            nn.GELU(),
+            nn.Linear(intermediate_size, hidden_size),
+        )
+        self.output_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, width = x.shape
+        return x.view(batch, length, self.num_heads, width // self.num_heads).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, context: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
+        """``x`` (batch, n_q, dim) attends over ``context`` (batch, n_kv, dim); ``context_mask``
+        (batch, n_kv) is True at real positions. Pass ``context=x`` for self-attention."""
+        batch, length, width = x.shape
+        q = self._heads(self.query(x))  # (batch, heads, n_q, head_dim)
+        k, v = (self._heads(t) for t in self.key_value(context).chunk(2, dim=-1))  # (batch, heads, n_kv, head_dim)
+        mask = context_mask[:, None, None, :].bool()  # (batch, 1, 1, n_kv), broadcast over heads and queries
+        attended = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
+        )
+        attended = attended.transpose(1, 2).reshape(batch, length, width)  # (batch, n_q, dim)
+        x = self.attention_norm(x + self.dropout(self.attention_output(attended)))
+        return self.output_norm(x + self.dropout(self.feed_forward(x)))
+
+
+class CoAttentionModule(nn.Module):
+    """One co-attention module for one side: CO-TRM over the other side, then TRM over its own."""
+
+    def __init__(self, **block_kwargs):
+        super().__init__()
+        self.cross = TransformerBlock(**block_kwargs)
+        self.self_attention = TransformerBlock(**block_kwargs)
+
+    def forward(self, own: torch.Tensor, own_mask: torch.Tensor, other: torch.Tensor,
+                other_mask: torch.Tensor) -> torch.Tensor:
+        mixed = self.cross(own, other, other_mask)
+        return self.self_attention(mixed, mixed, own_mask)
+
+
+class CoAttentionStack(nn.Module):
+    """``m`` co-attention modules per side, separate weights per side and per module."""
+
+    def __init__(self, num_layers: int, **block_kwargs):
+        super().__init__()
+        self.subword_layers = nn.ModuleList(CoAttentionModule(**block_kwargs) for _ in range(num_layers))
+        self.char_layers = nn.ModuleList(CoAttentionModule(**block_kwargs) for _ in range(num_layers))
+
+    def forward(self, char_states: torch.Tensor, char_mask: torch.Tensor, subword_states: torch.Tensor,
+                subword_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        for subword_layer, char_layer in zip(self.subword_layers, self.char_layers):
+            # Both updates read the states of this module: the tuple assignment keeps them parallel.
+            subword_states, char_states = (
+                subword_layer(subword_states, subword_mask, char_states, char_mask),
+                char_layer(char_states, char_mask, subword_states, subword_mask),
+            )
+        return char_states, subword_states

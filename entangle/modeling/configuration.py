@@ -1,0 +1,114 @@
+"""Configuration of the entanglement model."""
+
+from __future__ import annotations
+
+from huggingface_hub.dataclasses import strict
+from transformers import AutoConfig, PreTrainedConfig
+from transformers.configuration_utils import SubConfigSpec
+
+SIDES = ("subword", "char", "both")
+
+
+@strict
+class EntangleConfig(PreTrainedConfig):
+    r"""
+    Configuration of the entanglement model: two encoders, co-attention, heads.
+
+    The two encoders' own configs are stored inside this one, so a saved model rebuilds its
+    architecture without the hub; the encoders' names are kept for the model card only.
+
+    Args:
+        char_config (`dict` or `PreTrainedConfig`, *optional*):
+            Config of the character encoder (CANINE or the built-in `entangle-char`). `None` when
+            the model is subword-only (`num_coattention_layers=0`, `side="subword"`).
+        subword_config (`dict` or `PreTrainedConfig`, *optional*):
+            Config of the subword encoder (any `AutoModel`). `None` for a character-only model.
+        char_encoder_name, subword_encoder_name (`str`, *optional*):
+            Where each encoder's weights came from (hub name or path), for the model card.
+        char_encoder_pretrained, subword_encoder_pretrained (`bool`, defaults to `True`):
+            Whether the encoder started from pretrained weights. A randomly initialised encoder
+            (the built-in character encoder) trains with the learning rate of the new layers.
+        num_coattention_layers (`int`, defaults to 2):
+            `m`, the number of co-attention modules per side; 0 gives the backbones alone.
+        hidden_size (`int`, *optional*):
+            Width of the co-attention modules. Defaults to the subword encoder's width; each side
+            is linearly projected to it when its width differs.
+        num_attention_heads (`int`, *optional*):
+            Heads of the co-attention modules; defaults to the subword encoder's.
+        intermediate_size (`int`, *optional*):
+            Feed-forward width of the co-attention modules; defaults to 4 x `hidden_size`.
+        hidden_dropout_prob, attention_probs_dropout_prob, classifier_dropout (`float`):
+            Dropout in the co-attention blocks, on attention weights, and before the heads.
+        side (`str`, defaults to `"both"`):
+            Which heads are trained: `subword`, `char` or `both` (sum of the two losses).
+        predict_side (`str`, *optional*):
+            Which head gives predictions; defaults to `side` (or `subword` for `both`).
+        max_chars (`int`, *optional*):
+            Longest character window, start/end markers included. Longer sentences are split
+            into overlapping windows. Defaults to the character encoder's limit.
+        max_subwords (`int`, *optional*):
+            Longest subword window, special tokens included. Defaults to the subword encoder's limit.
+        task (`str`, defaults to `"ner"`):
+            `ner` (IOB2 tags, entity F1) or `tagging` (any tag set, token accuracy).
+    """
+
+    model_type = "entangle"
+    sub_configs_defaults = {
+        "char_config": SubConfigSpec(AutoConfig, model_type="entangle-char", optional=True),
+        "subword_config": SubConfigSpec(AutoConfig, model_type="bert", optional=True),
+    }
+
+    char_config: PreTrainedConfig | dict | None = None
+    subword_config: PreTrainedConfig | dict | None = None
+    char_encoder_name: str | None = None
+    subword_encoder_name: str | None = None
+    char_encoder_pretrained: bool = True
+    subword_encoder_pretrained: bool = True
+    num_coattention_layers: int = 2
+    hidden_size: int | None = None
+    num_attention_heads: int | None = None
+    intermediate_size: int | None = None
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    classifier_dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    initializer_range: float = 0.02
+    side: str = "both"
+    predict_side: str | None = None
+    max_chars: int | None = None
+    max_subwords: int | None = None
+    task: str = "ner"
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        if self.side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
+        if self.predict_side is None:
+            self.predict_side = "subword" if self.side == "both" else self.side
+        if self.predict_side not in self.trained_sides:
+            raise ValueError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+        if self.num_coattention_layers < 0:
+            raise ValueError("num_coattention_layers must be >= 0")
+        if self.uses_char and self.char_config is None:
+            raise ValueError("this model needs a character encoder config (char_config)")
+        if self.uses_subword and self.subword_config is None:
+            raise ValueError("this model needs a subword encoder config (subword_config)")
+        reference = self.subword_config if self.subword_config is not None else self.char_config
+        if self.hidden_size is None:
+            self.hidden_size = reference.hidden_size
+        if self.num_attention_heads is None:
+            self.num_attention_heads = getattr(reference, "num_attention_heads", 8)
+        if self.intermediate_size is None:
+            self.intermediate_size = 4 * self.hidden_size
+
+    @property
+    def trained_sides(self) -> tuple[str, ...]:
+        return ("subword", "char") if self.side == "both" else (self.side,)
+
+    @property
+    def uses_char(self) -> bool:
+        return self.num_coattention_layers > 0 or "char" in self.trained_sides
+
+    @property
+    def uses_subword(self) -> bool:
+        return self.num_coattention_layers > 0 or "subword" in self.trained_sides

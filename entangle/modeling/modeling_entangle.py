@@ -1,0 +1,200 @@
+"""The entanglement model: two encoders, width projections, co-attention, heads.
+
+Reads bottom-up: the base model (encoders -> projection -> co-attention) and then the word
+tagging head, which computes its own loss when labels are given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
+from transformers.utils import ModelOutput
+
+from .configuration import EntangleConfig
+from .coattention import CoAttentionStack
+from .encoders import (
+    char_window_limit,
+    load_char_encoder,
+    load_subword_encoder,
+    subword_window_limit,
+)
+
+
+@dataclass
+class EntangleModelOutput(ModelOutput):
+    """Final states of each side, ``None`` for a side the model does not run."""
+
+    char_states: torch.Tensor | None = None  # (batch, n_chars, hidden)
+    subword_states: torch.Tensor | None = None  # (batch, n_subwords, hidden)
+
+
+@dataclass
+class EntangleTaggerOutput(ModelOutput):
+    """Word-level logits of each trained side; ``logits`` is the prediction side's."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None  # (batch, n_words, n_labels)
+    subword_logits: torch.Tensor | None = None
+    char_logits: torch.Tensor | None = None
+
+
+class EntanglePreTrainedModel(PreTrainedModel):
+    config_class = EntangleConfig
+    base_model_prefix = "entangle"
+    main_input_name = "subword_ids"
+
+    def _init_weights(self, module: nn.Module) -> None:
+        # The encoders are PreTrainedModels and initialise themselves; this covers our own layers.
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=self.config.initializer_range)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+
+def _projection(width: int, target: int) -> nn.Module:
+    # The paper needed this for XLM-R large (1024) against CANINE (768); equal widths pass through.
+    return nn.Identity() if width == target else nn.Linear(width, target)
+
+
+class EntangleModel(EntanglePreTrainedModel):
+    """Character ids and subword ids -> co-attended character and subword states."""
+
+    def __init__(self, config: EntangleConfig):
+        super().__init__(config)
+        self.char_encoder = AutoModel.from_config(config.char_config) if config.uses_char else None
+        self.subword_encoder = AutoModel.from_config(config.subword_config) if config.uses_subword else None
+        self.char_projection = _projection(config.char_config.hidden_size, config.hidden_size) if config.uses_char else None
+        self.subword_projection = (
+            _projection(config.subword_config.hidden_size, config.hidden_size) if config.uses_subword else None
+        )
+        self.coattention = CoAttentionStack(
+            config.num_coattention_layers,
+            hidden_size=config.hidden_size,
+            num_heads=config.num_attention_heads,
+            intermediate_size=config.intermediate_size,
+            dropout=config.hidden_dropout_prob,
+            attention_dropout=config.attention_probs_dropout_prob,
+            layer_norm_eps=config.layer_norm_eps,
+        )
+        self.post_init()
+
+    def forward(
+        self,
+        char_ids: torch.Tensor | None = None,
+        char_mask: torch.Tensor | None = None,
+        subword_ids: torch.Tensor | None = None,
+        subword_mask: torch.Tensor | None = None,
+    ) -> EntangleModelOutput:
+        char_states = subword_states = None
+        if self.char_encoder is not None:
+            encoded = self.char_encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state
+            char_states = self.char_projection(encoded)  # (batch, n_chars, hidden)
+        if self.subword_encoder is not None:
+            encoded = self.subword_encoder(input_ids=subword_ids, attention_mask=subword_mask).last_hidden_state
+            subword_states = self.subword_projection(encoded)  # (batch, n_subwords, hidden)
+        if self.config.num_coattention_layers:
+            char_states, subword_states = self.coattention(char_states, char_mask, subword_states, subword_mask)
+        return EntangleModelOutput(char_states=char_states, subword_states=subword_states)
+
+
+def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+    """(batch, n_positions, hidden) at (batch, n_words) start positions -> (batch, n_words, hidden)."""
+    return states.gather(1, starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
+
+
+class EntangleForTokenClassification(EntanglePreTrainedModel):
+    """A label per word: from its first subword (subword side) or its first character (char side)."""
+
+    def __init__(self, config: EntangleConfig):
+        super().__init__(config)
+        self.entangle = EntangleModel(config)
+        self.dropout = nn.Dropout(config.classifier_dropout)
+        self.classifiers = nn.ModuleDict(
+            {side: nn.Linear(config.hidden_size, config.num_labels) for side in config.trained_sides}
+        )
+        self.post_init()
+
+    def forward(
+        self,
+        char_ids: torch.Tensor | None = None,
+        char_mask: torch.Tensor | None = None,
+        subword_ids: torch.Tensor | None = None,
+        subword_mask: torch.Tensor | None = None,
+        char_word_starts: torch.Tensor | None = None,
+        subword_word_starts: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        **kwargs,
+    ) -> EntangleTaggerOutput:
+        """``*_word_starts`` (batch, n_words) index each word's first subword / character;
+        ``labels`` (batch, n_words) use -100 for padding and for words another window owns."""
+        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask)
+        side_inputs = {
+            "subword": (states.subword_states, subword_word_starts),
+            "char": (states.char_states, char_word_starts),
+        }
+        logits = {}
+        for side, classifier in self.classifiers.items():
+            side_states, starts = side_inputs[side]
+            logits[side] = classifier(self.dropout(_gather_words(side_states, starts)))  # (batch, n_words, n_labels)
+        loss = None
+        if labels is not None:
+            # --side both: the two heads' losses are summed, as in the paper.
+            loss = sum(F.cross_entropy(x.flatten(0, 1), labels.flatten(), ignore_index=-100) for x in logits.values())
+        return EntangleTaggerOutput(
+            loss=loss,
+            logits=logits[self.config.predict_side],
+            subword_logits=logits.get("subword"),
+            char_logits=logits.get("char"),
+        )
+
+    @classmethod
+    def from_encoders(
+        cls,
+        char: str | PreTrainedModel | None,
+        subword: str | PreTrainedModel | None,
+        labels: list[str],
+        tokenizer: PreTrainedTokenizerBase | None = None,
+        **config_kwargs,
+    ) -> tuple["EntangleForTokenClassification", PreTrainedTokenizerBase | None]:
+        """Build a model around pretrained (or built-in) encoders.
+
+        ``char``/``subword`` are names (hub, directory, ``builtin``, ``minilm``) or models; a
+        subword model passed as an object needs its ``tokenizer``. An encoder the configuration
+        does not use (``m = 0`` with one side) may be ``None``. Returns the model and the
+        subword tokenizer.
+        """
+        names = {"char": char if isinstance(char, str) else None, "subword": subword if isinstance(subword, str) else None}
+        if isinstance(char, str):
+            char = load_char_encoder(char)
+        if isinstance(subword, str):
+            subword, tokenizer = load_subword_encoder(subword)
+        config_kwargs.setdefault("id2label", dict(enumerate(labels)))
+        config_kwargs.setdefault("label2id", {label: i for i, label in enumerate(labels)})
+        for side, encoder in (("char", char), ("subword", subword)):
+            if encoder is not None:
+                # from_pretrained records where weights came from; a model built from a config has no name.
+                config_kwargs.setdefault(f"{side}_encoder_name", names[side] or encoder.name_or_path or None)
+                config_kwargs.setdefault(f"{side}_encoder_pretrained", bool(encoder.name_or_path))
+        if char is not None:
+            config_kwargs.setdefault("max_chars", char_window_limit(char.config))
+        if subword is not None:
+            config_kwargs.setdefault("max_subwords", subword_window_limit(subword.config, tokenizer))
+        config = EntangleConfig(
+            char_config=char.config.to_dict() if char is not None else None,
+            subword_config=subword.config.to_dict() if subword is not None else None,
+            **config_kwargs,
+        )
+        model = cls(config)
+        # Swap the randomly initialised encoders built from the configs for the loaded ones.
+        if config.uses_char:
+            model.entangle.char_encoder = char
+        if config.uses_subword:
+            model.entangle.subword_encoder = subword
+        return model, tokenizer

@@ -1,0 +1,98 @@
+"""Tagging words and raw text with a trained model; window predictions stitched back per sentence."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
+
+from .data.batching import Collator, inference_batches
+from .data.features import Featurizer
+from .modeling import EntangleForTokenClassification
+
+# URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
+# hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
+_WORD = re.compile(r"https?://\S+|www\.\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def split_words(text: str) -> list[str]:
+    """Raw text -> words, for ``predict`` on plain text."""
+    return _WORD.findall(text)
+
+
+@dataclass
+class TaggedSentence:
+    words: list[str]
+    labels: list[str]
+    #: Probability the model gives each predicted label.
+    probabilities: list[float]
+
+
+class Tagger:
+    """A trained model with its tokenizer and featurizer."""
+
+    def __init__(self, model: EntangleForTokenClassification, tokenizer: PreTrainedTokenizerBase | None,
+                 batch_size: int = 32):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.featurizer = Featurizer.for_model(model.config, tokenizer)
+        pad_id = tokenizer.pad_token_id if tokenizer is not None else None
+        self.collator = Collator(pad_id)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
+        model = EntangleForTokenClassification.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
+        return cls(model, tokenizer, **kwargs)
+
+    def save_pretrained(self, path: str | Path) -> None:
+        self.model.save_pretrained(path)
+        if self.tokenizer is not None:
+            self.tokenizer.save_pretrained(path)
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.model.config.id2label[i] for i in range(self.model.config.num_labels)]
+
+    @torch.inference_mode()
+    def probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None = None) -> dict[str, list[torch.Tensor]]:
+        """Per side, per sentence: a (n_words, n_labels) tensor of label probabilities.
+
+        Each word's row comes from the one window that owns it, so every word gets exactly one.
+        """
+        sides = sides or self.model.config.trained_sides
+        was_training = self.model.training
+        self.model.eval()
+        device = self.model.device
+        out = {side: [torch.empty(len(words), self.model.config.num_labels) for words in sentences] for side in sides}
+        windows = self.featurizer.featurize(sentences)
+        for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
+            result = self.model(**{k: v.to(device) for k, v in batch.items()})
+            for side in sides:
+                probs = getattr(result, f"{side}_logits").float().softmax(-1).cpu()  # (batch, n_words, n_labels)
+                for row, window in enumerate(chunk):
+                    first = window.own_start - window.start
+                    last = window.own_end - window.start
+                    out[side][window.sentence][window.own_start : window.own_end] = probs[row, first:last]
+        self.model.train(was_training)
+        return out
+
+    def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
+        """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
+        side = side or self.model.config.predict_side
+        if side not in self.model.config.trained_sides:
+            raise ValueError(f"this model has no {side!r} head; it was trained with side={self.model.config.side!r}")
+        probs = self.probabilities(sentences, (side,))[side]
+        return [self._decode(words, p) for words, p in zip(sentences, probs)]
+
+    def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
+        """Label raw strings: each is split into words with :func:`split_words` first."""
+        return self.tag([split_words(text) for text in texts], side)
+
+    def _decode(self, words: list[str], probs: torch.Tensor) -> TaggedSentence:
+        best, index = probs.max(-1)
+        return TaggedSentence(words, [self.model.config.id2label[i] for i in index.tolist()], best.tolist())
