@@ -92,25 +92,27 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse, letting ``--config FILE`` supply defaults that the command line overrides."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "config", None):
-        path = Path(args.config)
+    argv = sys.argv[1:] if argv is None else argv
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("command", nargs="?")
+    pre.add_argument("--config")
+    early, _ = pre.parse_known_args(argv)
+    if early.config and early.command == "train":
+        path = Path(early.config)
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(values, dict):
             parser.error(f"{path}: expected a mapping of option names to values")
-        subparser = parser._subparsers._group_actions[0].choices[args.command]
-        known = {action.dest for action in subparser._actions}
+        subparser = parser._subparsers._group_actions[0].choices["train"]
+        known = {action.dest for action in subparser._actions} - {"help", "config"}
         values = {key.replace("-", "_"): value for key, value in values.items()}
-        unknown = sorted(set(values) - known - {"help"})
+        unknown = sorted(set(values) - known)
         if unknown:
             parser.error(f"{path}: unknown option(s) {', '.join(unknown)}")
         subparser.set_defaults(**values)
-        # Required options given only in the file must not fail the second parse.
         for action in subparser._actions:
             if action.dest in values:
-                action.required = False
-        args = parser.parse_args(argv)
-    return args
+                action.required = False  # given by the file
+    return parser.parse_args(argv)
 
 
 def _resolve_splits(args: argparse.Namespace) -> tuple[dict[str, Path], str | None]:

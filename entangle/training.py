@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -119,7 +120,9 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
     started = time.perf_counter()
     step = 0
     epochs_without_gain = 0
-    progress = tqdm(total=total_steps, desc="training", disable=not accelerator.is_local_main_process)
+    # Redirected to a file, the bar is refreshed rarely instead of on every step.
+    progress = tqdm(total=total_steps, desc="training", disable=not accelerator.is_local_main_process,
+                    mininterval=0.1 if sys.stderr.isatty() else 30)
     for epoch in range(1, config.epochs + 1):
         model.train()
         running, seen = 0.0, 0

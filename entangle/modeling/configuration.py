@@ -9,6 +9,11 @@ from transformers.configuration_utils import SubConfigSpec
 SIDES = ("subword", "char", "both")
 
 
+def encoders_needed(num_coattention_layers: int, side: str) -> tuple[bool, bool]:
+    """(character encoder needed, subword encoder needed): co-attention needs both, a head its own."""
+    return num_coattention_layers > 0 or side != "subword", num_coattention_layers > 0 or side != "char"
+
+
 @strict
 class EntangleConfig(PreTrainedConfig):
     r"""
@@ -107,8 +112,8 @@ class EntangleConfig(PreTrainedConfig):
 
     @property
     def uses_char(self) -> bool:
-        return self.num_coattention_layers > 0 or "char" in self.trained_sides
+        return encoders_needed(self.num_coattention_layers, self.side)[0]
 
     @property
     def uses_subword(self) -> bool:
-        return self.num_coattention_layers > 0 or "subword" in self.trained_sides
+        return encoders_needed(self.num_coattention_layers, self.side)[1]

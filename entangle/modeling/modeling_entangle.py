@@ -14,7 +14,7 @@ from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import ModelOutput
 
-from .configuration import EntangleConfig
+from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .encoders import (
     char_window_limit,
@@ -167,9 +167,16 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
 
         ``char``/``subword`` are names (hub, directory, ``builtin``, ``minilm``) or models; a
         subword model passed as an object needs its ``tokenizer``. An encoder the configuration
-        does not use (``m = 0`` with one side) may be ``None``. Returns the model and the
-        subword tokenizer.
+        does not use (``m = 0`` with one side) is not loaded. Returns the model and the subword
+        tokenizer (``None`` for a character-only model).
         """
+        uses_char, uses_subword = encoders_needed(
+            config_kwargs.get("num_coattention_layers", 2), config_kwargs.get("side", "both")
+        )
+        if not uses_char:
+            char = None
+        if not uses_subword:
+            subword = None
         names = {"char": char if isinstance(char, str) else None, "subword": subword if isinstance(subword, str) else None}
         if isinstance(char, str):
             char = load_char_encoder(char)
@@ -186,6 +193,8 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
             config_kwargs.setdefault("max_chars", char_window_limit(char.config))
         if subword is not None:
             config_kwargs.setdefault("max_subwords", subword_window_limit(subword.config, tokenizer))
+        else:
+            tokenizer = None
         config = EntangleConfig(
             char_config=char.config.to_dict() if char is not None else None,
             subword_config=subword.config.to_dict() if subword is not None else None,
@@ -193,8 +202,6 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         )
         model = cls(config)
         # Swap the randomly initialised encoders built from the configs for the loaded ones.
-        if config.uses_char:
-            model.entangle.char_encoder = char
-        if config.uses_subword:
-            model.entangle.subword_encoder = subword
+        model.entangle.char_encoder = char
+        model.entangle.subword_encoder = subword
         return model, tokenizer

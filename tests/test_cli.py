@@ -1,0 +1,80 @@
+"""The command line end to end on tiny encoders saved to directories (the local-directory loading path)."""
+
+import json
+
+import pytest
+
+from entangle.cli import main, parse_args
+from tiny import char_encoder, subword_encoder
+
+TRAIN = "New\tB-LOC\nYork\tI-LOC\nis\tO\nbig\tO\n\nPeter\tB-PER\nlives\tO\nthere\tO\n\n" * 4
+DEV = "Paris\tB-LOC\nis\tO\n\nAnna\tB-PER\nsings\tO\n"
+
+
+@pytest.fixture(scope="module")
+def encoders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("encoders")
+    model, tokenizer = subword_encoder("bert")
+    model.save_pretrained(root / "subword")
+    tokenizer.save_pretrained(root / "subword")
+    char_encoder().save_pretrained(root / "char")
+    return root
+
+
+@pytest.fixture
+def data(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.txt").write_text(TRAIN)
+    (tmp_path / "data" / "dev.txt").write_text(DEV)
+    (tmp_path / "data" / "test.txt").write_text(DEV)
+    return tmp_path / "data"
+
+
+def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
+    out = tmp_path / "run"
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "1", "--epochs", "2", "--batch-size", "4", "--output", str(out)])
+    log = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == [1, 2]
+    assert set(log[0]["dev"]) == {"subword", "char"} and 0.0 <= log[0]["dev"]["subword"]["f1"] <= 1.0
+    assert (out / "model" / "model.safetensors").is_file()
+
+    main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "test.json")])
+    results = json.loads((tmp_path / "test.json").read_text())["results"]
+    assert set(results) == {"subword", "char"} and "per_type" in results["subword"]
+
+    (tmp_path / "in.txt").write_text("Peter lives in New York.\n\nAnna sings!\n")
+    main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",
+          "--output", str(tmp_path / "out.jsonl")])
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["words"] for r in rows] == [["Peter", "lives", "in", "New", "York", "."], ["Anna", "sings", "!"]]
+    assert all(len(r["labels"]) == len(r["words"]) == len(r["probabilities"]) for r in rows)
+    assert all(0.0 < p <= 1.0 for r in rows for p in r["probabilities"])
+
+    main(["predict", str(out / "model"), "--input", str(data / "dev.txt"), "--input-format", "conll", "--side", "char",
+          "--output", str(tmp_path / "out.conll")])
+    blocks = (tmp_path / "out.conll").read_text().strip().split("\n\n")
+    assert [[line.split("\t")[0] for line in block.splitlines()] for block in blocks] == [["Paris", "is"], ["Anna", "sings"]]
+
+
+def test_bad_input_is_one_clear_error(tmp_path, encoders, data):
+    (data / "dev.txt").write_text("Paris\tB-LOC\nis\tO\tO\n")
+    with pytest.raises(SystemExit, match=r"dev.txt:2: expected 2 columns"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              "--output", str(tmp_path / "run")])
+    (data / "dev.txt").write_text("Paris\tB-CITY\n")
+    with pytest.raises(SystemExit, match=r"not in the training labels.*'B-CITY'"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              "--output", str(tmp_path / "run")])
+    with pytest.raises(SystemExit, match="unknown dataset|neither a known dataset"):
+        main(["train", "--data", "no-such-dataset", "--output", str(tmp_path / "run")])
+
+
+def test_options_from_a_config_file(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("data: wnut17\ncoattention-layers: 3\nlr: 0.0001\noutput: somewhere\n")
+    args = parse_args(["train", "--config", str(config), "--lr", "2e-5"])
+    assert (args.data, args.coattention_layers, args.lr, args.output) == ("wnut17", 3, 2e-5, "somewhere")
+    config.write_text("learning_rate: 1\n")
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config), "--output", "x"])

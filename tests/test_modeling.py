@@ -1,0 +1,141 @@
+"""Shapes, padding invariance, parallel co-attention updates, save/load."""
+
+import pytest
+import torch
+
+from entangle.modeling import CharEncoderConfig, CharEncoderModel, EntangleConfig, EntangleForTokenClassification
+from entangle.predict import Tagger
+from tiny import LABELS, WIDTH, tiny_model
+
+SENTENCES = [
+    ["Empire", "State", "Building", "is", "in", "New", "York"],
+    ["lol", "sooo", "gooood"],
+    ["Naïve", "café", "owners", "in", "São", "Paulo", "love", "crème", "brûlée", "😀", "#blessed"],
+]
+
+
+def batch_for(model, tokenizer, sentences):
+    tagger = Tagger(model, tokenizer)
+    return tagger.collator(tagger.featurizer.featurize(sentences))
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 3])
+def test_both_sides_give_a_logit_vector_per_word(m):
+    model, tokenizer = tiny_model(m=m)
+    out = model(**batch_for(model, tokenizer, SENTENCES))
+    n_words = max(map(len, SENTENCES))
+    assert out.subword_logits.shape == (3, n_words, len(LABELS))
+    assert out.char_logits.shape == (3, n_words, len(LABELS))
+    assert torch.equal(out.logits, out.subword_logits)
+    assert len(model.entangle.coattention.subword_layers) == m == len(model.entangle.coattention.char_layers)
+
+
+def test_one_sided_baselines_do_not_build_the_other_encoder():
+    subword_only, _ = tiny_model(m=0, side="subword")
+    assert subword_only.entangle.char_encoder is None and subword_only.config.char_config is None
+    char_only, tokenizer = tiny_model(m=0, side="char")
+    assert char_only.entangle.subword_encoder is None
+    out = char_only(**batch_for(char_only, tokenizer, SENTENCES))
+    assert out.subword_logits is None and out.char_logits.shape[-1] == len(LABELS)
+
+
+def test_width_projection_only_where_widths_differ():
+    model, _ = tiny_model(m=1)
+    assert isinstance(model.entangle.char_projection, torch.nn.Linear)  # 16 -> 32
+    assert isinstance(model.entangle.subword_projection, torch.nn.Identity)
+    assert model.config.hidden_size == WIDTH
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "xlmr"])
+@pytest.mark.parametrize("m", [0, 2])
+def test_padding_invariance(family, m):
+    """Adding a longer sentence to the batch leaves the other sentences' logits unchanged."""
+    model, tokenizer = tiny_model(m=m, family=family)
+    short = SENTENCES[:2]
+    alone = model(**batch_for(model, tokenizer, short))
+    padded = model(**batch_for(model, tokenizer, short + [SENTENCES[2] * 2]))
+    for side in ("subword_logits", "char_logits"):
+        for row, words in enumerate(short):
+            a = getattr(alone, side)[row, : len(words)]
+            b = getattr(padded, side)[row, : len(words)]
+            assert torch.allclose(a, b, atol=1e-5), (side, row, (a - b).abs().max())
+
+
+def test_coattention_sides_update_in_parallel():
+    """Module i's character side attends to the subword states *entering* module i, not the updated ones."""
+    model, _ = tiny_model(m=1)
+    stack = model.entangle.coattention
+    chars, subwords = torch.randn(2, 9, WIDTH), torch.randn(2, 5, WIDTH)
+    char_mask, subword_mask = torch.ones(2, 9, dtype=torch.bool), torch.ones(2, 5, dtype=torch.bool)
+    char_mask[1, 6:] = False
+    new_chars, new_subwords = stack(chars, char_mask, subwords, subword_mask)
+    expected_chars = stack.char_layers[0](chars, char_mask, subwords, subword_mask)
+    expected_subwords = stack.subword_layers[0](subwords, subword_mask, chars, char_mask)
+    assert torch.allclose(new_chars, expected_chars) and torch.allclose(new_subwords, expected_subwords)
+    # separate weights per side
+    assert stack.char_layers[0].cross.query.weight.data_ptr() != stack.subword_layers[0].cross.query.weight.data_ptr()
+
+
+def test_cross_attention_ignores_the_other_sides_padding():
+    model, _ = tiny_model(m=1)
+    module = model.entangle.coattention.subword_layers[0]
+    subwords, chars = torch.randn(1, 5, WIDTH), torch.randn(1, 9, WIDTH)
+    mask = torch.ones(1, 9, dtype=torch.bool)
+    mask[0, 6:] = False
+    changed = chars.clone()
+    changed[0, 6:] = 100.0  # garbage in padded positions
+    own_mask = torch.ones(1, 5, dtype=torch.bool)
+    assert torch.allclose(module(subwords, own_mask, chars, mask), module(subwords, own_mask, changed, mask), atol=1e-6)
+
+
+def test_both_sides_loss_is_the_sum_of_the_two_losses():
+    model, tokenizer = tiny_model(m=1)
+    batch = batch_for(model, tokenizer, SENTENCES)
+    batch["labels"] = torch.where(batch["subword_mask"][:, : batch["char_word_starts"].shape[1]] > 0, 1, -100)
+    out = model(**batch)
+    ce = torch.nn.functional.cross_entropy
+    expected = sum(ce(x.flatten(0, 1), batch["labels"].flatten(), ignore_index=-100) for x in (out.subword_logits, out.char_logits))
+    assert torch.allclose(out.loss, expected)
+
+
+@pytest.mark.parametrize("char", ["builtin", "canine"])
+def test_save_and_load_give_identical_logits(tmp_path, char):
+    model, tokenizer = tiny_model(m=2, char=char)
+    tagger = Tagger(model, tokenizer)
+    before = tagger.probabilities(SENTENCES)
+    tagger.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").is_file() and not list(tmp_path.glob("*.bin"))
+    loaded = Tagger.from_pretrained(tmp_path)
+    after = loaded.probabilities(SENTENCES)
+    for side in before:
+        for a, b in zip(before[side], after[side]):
+            assert torch.equal(a, b)
+    assert loaded.model.config.char_config.model_type == ("canine" if char == "canine" else "entangle-char")
+
+
+def test_builtin_char_encoder_round_trips_as_a_standalone_model(tmp_path):
+    encoder = CharEncoderModel(CharEncoderConfig(hidden_size=16, embedding_size=8, num_hash_buckets=64)).eval()
+    ids = torch.tensor([[0xE000, ord("é"), ord("😀"), 0xE001]])
+    encoder.save_pretrained(tmp_path)
+    from transformers import AutoModel
+
+    loaded = AutoModel.from_pretrained(tmp_path)
+    assert isinstance(loaded, CharEncoderModel)
+    assert torch.equal(encoder(ids).last_hidden_state, loaded(ids).last_hidden_state)
+
+
+def test_config_rejects_inconsistent_sides():
+    with pytest.raises(ValueError, match="predict_side"):
+        EntangleConfig(subword_config={"model_type": "bert"}, char_config={"model_type": "entangle-char"},
+                       side="subword", predict_side="char")
+    with pytest.raises(ValueError, match="character encoder"):
+        EntangleConfig(subword_config={"model_type": "bert"}, num_coattention_layers=1)
+
+
+def test_registered_with_auto_classes(tmp_path):
+    from transformers import AutoConfig, AutoModelForTokenClassification
+
+    model, _ = tiny_model(m=1)
+    model.save_pretrained(tmp_path)
+    assert isinstance(AutoConfig.from_pretrained(tmp_path), EntangleConfig)
+    assert isinstance(AutoModelForTokenClassification.from_pretrained(tmp_path), EntangleForTokenClassification)

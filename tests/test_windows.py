@@ -1,0 +1,66 @@
+"""Sentences longer than an encoder's limit: overlapping windows, every word predicted exactly once."""
+
+import pytest
+import torch
+
+from entangle.data.features import IGNORE, Featurizer
+from entangle.predict import Tagger
+from tiny import tiny_model, wordpiece_tokenizer
+
+LONG = ("the quick brown fox jumps over the lazy dog near São Paulo 😀 lol sooo gooood " * 6).split()
+
+
+def owners(windows, n_words):
+    count = [0] * n_words
+    for w in windows:
+        for i in range(w.own_start, w.own_end):
+            count[i] += 1
+    return count
+
+
+@pytest.mark.parametrize("max_chars, max_subwords", [(60, 512), (2048, 20), (40, 16)])
+def test_windows_fit_the_limits_overlap_and_own_each_word_once(max_chars, max_subwords):
+    featurizer = Featurizer(wordpiece_tokenizer(), max_chars, max_subwords)
+    windows = featurizer.featurize([LONG], [list(range(len(LONG)))])
+    assert len(windows) > 2
+    assert owners(windows, len(LONG)) == [1] * len(LONG)
+    for previous, current in zip(windows, windows[1:]):
+        assert current.start < previous.end, "consecutive windows share context"
+        assert previous.own_end == current.own_start
+    for w in windows:
+        assert len(w.char_ids) <= max_chars and len(w.subword_ids) <= max_subwords
+        # training labels only on owned words
+        assert [label for label in w.labels if label != IGNORE] == list(range(w.own_start, w.own_end))
+
+
+def test_a_word_longer_than_a_window_is_clipped_but_still_predicted():
+    featurizer = Featurizer(wordpiece_tokenizer(), max_chars=12, max_subwords=6)
+    words = ["a", "x" * 50, "b"]
+    windows = featurizer.featurize([words])
+    assert owners(windows, 3) == [1, 1, 1]
+    assert all(len(w.char_ids) <= 12 and len(w.subword_ids) <= 6 for w in windows)
+
+
+def test_short_sentence_is_one_window():
+    featurizer = Featurizer(wordpiece_tokenizer(), 2048, 512)
+    [window] = featurizer.featurize([["just", "short"]])
+    assert (window.start, window.end, window.own_start, window.own_end) == (0, 2, 0, 2)
+
+
+def test_tagger_predicts_every_word_of_a_long_sentence_once():
+    model, tokenizer = tiny_model(m=1, max_chars=50, max_subwords=16)
+    tagger = Tagger(model, tokenizer, batch_size=4)
+    assert len(tagger.featurizer.featurize([LONG])) > 3
+    [tagged] = tagger.tag([LONG])
+    assert tagged.words == LONG and len(tagged.labels) == len(LONG)
+    probabilities = tagger.probabilities([LONG, ["short"]])
+    for side in ("subword", "char"):
+        long_probs = probabilities[side][0]
+        assert long_probs.shape == (len(LONG), len(tagger.labels))
+        assert torch.allclose(long_probs.sum(-1), torch.ones(len(LONG)), atol=1e-5)
+
+
+def test_empty_sentence_gets_an_empty_prediction():
+    model, tokenizer = tiny_model(m=1)
+    [tagged] = Tagger(model, tokenizer).tag([[]])
+    assert tagged.labels == [] and tagged.probabilities == []
