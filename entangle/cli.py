@@ -157,6 +157,8 @@ def _model_dir(path: str) -> Path:
 
 
 def run_train(args: argparse.Namespace) -> None:
+    from accelerate.utils import set_seed
+
     from .metrics import format_report
     from .modeling import EntangleForTokenClassification
     from .predict import Tagger
@@ -172,6 +174,7 @@ def run_train(args: argparse.Namespace) -> None:
     labels = build_labels(train_sentences, task)
     if dev_sentences:
         check_labels(dev_sentences, labels, f"the dev set {files['dev']}")
+    set_seed(args.seed)  # the new layers' initialisation is part of what the seed reproduces
     model, tokenizer = EntangleForTokenClassification.from_encoders(
         args.char, args.subword, labels,
         num_coattention_layers=args.coattention_layers, side=args.side, predict_side=args.predict_side,

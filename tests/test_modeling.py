@@ -1,5 +1,7 @@
 """Shapes, padding invariance, parallel co-attention updates, save/load."""
 
+import json
+
 import pytest
 import torch
 
@@ -139,3 +141,22 @@ def test_registered_with_auto_classes(tmp_path):
     model.save_pretrained(tmp_path)
     assert isinstance(AutoConfig.from_pretrained(tmp_path), EntangleConfig)
     assert isinstance(AutoModelForTokenClassification.from_pretrained(tmp_path), EntangleForTokenClassification)
+
+
+def test_same_seed_same_metrics(tmp_path):
+    """A fixed seed reproduces the training run exactly on the same machine."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
+                 Sentence(["lol", "sooo", "good"], ["O", "O", "O"])] * 4
+    results = []
+    for run in range(2):
+        torch.manual_seed(0)
+        model, tokenizer = tiny_model(m=1)
+        torch.manual_seed(run)  # different global state before training: the seed must override it
+        config = TrainingConfig(output_dir=str(tmp_path / str(run)), epochs=2, batch_size=3, seed=7)
+        train(Tagger(model, tokenizer), sentences, sentences, config)
+        results.append((tmp_path / str(run) / "metrics.jsonl").read_text())
+    strip = lambda text: [{k: v for k, v in json.loads(line).items() if k != "elapsed_s"} for line in text.splitlines()]
+    assert strip(results[0]) == strip(results[1])
