@@ -10,9 +10,10 @@ from pathlib import Path
 import yaml
 from transformers.utils import logging as transformers_logging
 
-from .data.conll import DataFormatError, Sentence, read_conll
-from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError, dataset_files
-from .data.labels import TASKS, UnknownLabelError, build_labels, check_labels
+from .data.conll import DataFormatError, read_conll
+from .data.corpus import load_corpus
+from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
+from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 
 
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="score a trained model on labelled data")
     evaluate.add_argument("model", help="a model directory (or a training output directory)")
     _data_options(evaluate)
-    evaluate.add_argument("--split", default="test", help="split of --data to score (default test)")
+    evaluate.add_argument("--split", choices=("train", "dev", "test"), default="test",
+                          help="split of --data to score (default test; a single file counts as the train and the test split)")
     evaluate.add_argument("--output", help="write the metrics as JSON here")
 
     predict = commands.add_parser("predict", help="tag new text")
@@ -115,40 +117,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _resolve_splits(args: argparse.Namespace) -> tuple[dict[str, Path], str | None]:
-    """split -> file from --data (name, directory or file); returns also the dataset's task if named."""
-    files: dict[str, Path] = {}
-    task = None
-    if args.data:
-        if args.data in DATASETS:
-            files = dataset_files(args.data, args.data_dir)
-            task = DATASETS[args.data].task
-        elif Path(args.data).is_dir():
-            files = _split_files(Path(args.data))
-        elif Path(args.data).is_file():
-            files = {"train": Path(args.data), "dev": Path(args.data), "test": Path(args.data)}
-        else:
-            raise FileNotFoundError(f"--data {args.data!r} is neither a known dataset name, a directory nor a file")
-    return files, task
-
-
-def _split_files(directory: Path) -> dict[str, Path]:
-    names = {"train": ("train",), "dev": ("dev", "valid", "validation", "testa"), "test": ("test", "testb")}
-    files = {}
-    for split, stems in names.items():
-        for path in sorted(directory.iterdir()):
-            if path.is_file() and path.stem.lower() in stems:
-                files[split] = path
-                break
-    if "train" not in files and "test" not in files:
-        raise FileNotFoundError(f"{directory}: no train/dev/test files (expected names like train.txt, dev.txt, test.txt)")
-    return files
-
-
-def _read(path: Path, args: argparse.Namespace, task: str) -> list[Sentence]:
-    return read_conll(path, args.token_column, args.tag_column, scheme="iob2" if task == "ner" else None)
-
-
 def _model_dir(path: str) -> Path:
     from .training import BEST_DIR
 
@@ -160,58 +128,54 @@ def run_train(args: argparse.Namespace) -> None:
     from accelerate.utils import set_seed
 
     from .metrics import format_report
-    from .modeling import EntangleForTokenClassification
     from .predict import Tagger
-    from .training import TrainingConfig, train
+    from .training import TrainingConfig
 
-    files, dataset_task = _resolve_splits(args)
-    files.update({split: Path(getattr(args, split)) for split in ("train", "dev") if getattr(args, split)})
-    if "train" not in files:
+    corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
+                         tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"))
+    if corpus.train is None:
         raise FileNotFoundError("no training data: give --data or --train")
-    task = args.task or dataset_task or "ner"
-    train_sentences = _read(files["train"], args, task)[: args.limit_train]
-    dev_sentences = _read(files["dev"], args, task) if "dev" in files else None
-    labels = build_labels(train_sentences, task)
-    if dev_sentences:
-        check_labels(dev_sentences, labels, f"the dev set {files['dev']}")
+    train_sentences = corpus.train[: args.limit_train]
+    labels = corpus.labels
     set_seed(args.seed)  # the new layers' initialisation is part of what the seed reproduces
-    model, tokenizer = EntangleForTokenClassification.from_encoders(
-        args.char, args.subword, labels,
-        num_coattention_layers=args.coattention_layers, side=args.side, predict_side=args.predict_side,
-        task=task, **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords)) if v},
+    tagger = Tagger.create(
+        args.char, args.subword, labels, m=args.coattention_layers, side=args.side, task=corpus.task,
+        predict_side=args.predict_side,
+        **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords)) if v},
     )
-    tagger = Tagger(model, tokenizer)
-    config = TrainingConfig(
+    options = dict(
         output_dir=args.output, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, new_lr=args.new_lr,
         warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
         patience=args.patience or None, seed=args.seed, group_by_length=not args.no_group_by_length,
         gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision,
         max_steps=args.max_steps,
     )
-    print(f"train: {len(train_sentences)} sentences from {files['train']}; dev: "
-          f"{len(dev_sentences) if dev_sentences else 0}; labels: {len(labels)}; task: {task}", file=sys.stderr)
-    summary = train(tagger, train_sentences, dev_sentences, config)
+    TrainingConfig(**options)  # fail on bad options before reading anything heavy
+    print(f"train: {len(train_sentences)} sentences from {corpus.files['train']}; dev: "
+          f"{len(corpus.dev) if corpus.dev else 0}; labels: {len(labels)}; task: {corpus.task}", file=sys.stderr)
+    summary = tagger.fit(train_sentences, corpus.dev, **options)
     for side, metrics in (summary["best_dev"] or {}).items():
         print(f"== best dev ({side} side, epoch {summary['best_epoch']}, {summary['train_time_s']} s of training)")
         print(format_report(metrics))
 
 
 def run_evaluate(args: argparse.Namespace) -> None:
-    from .evaluation import evaluate
     from .metrics import format_report
     from .predict import Tagger
 
     tagger = Tagger.from_pretrained(_model_dir(args.model))
-    files, _ = _resolve_splits(args)
-    if args.split not in files:
-        raise FileNotFoundError(f"--data has no {args.split!r} split (found: {', '.join(files) or 'none'})")
-    sentences = _read(files[args.split], args, tagger.model.config.task)
-    results = evaluate(tagger, sentences, f"{files[args.split]}")
+    corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
+                         token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,))
+    sentences = getattr(corpus, args.split, None)
+    if sentences is None:
+        raise FileNotFoundError(f"--data has no {args.split!r} split (found: {', '.join(corpus.files) or 'none'})")
+    where = corpus.files[args.split]
+    results = tagger.evaluate(sentences, str(where))
     for side, metrics in results.items():
-        print(f"== {side} side on {files[args.split]} ({len(sentences)} sentences)")
+        print(f"== {side} side on {where} ({len(sentences)} sentences)")
         print(format_report(metrics))
     if args.output:
-        Path(args.output).write_text(json.dumps({"data": str(files[args.split]), "results": results}, indent=2))
+        Path(args.output).write_text(json.dumps({"data": str(where), "results": results}, indent=2))
 
 
 def run_predict(args: argparse.Namespace) -> None:

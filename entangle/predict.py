@@ -10,7 +10,10 @@ import torch
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from .data.batching import Collator, inference_batches
+from .data.conll import Sentence
 from .data.features import Featurizer
+from .data.labels import check_labels
+from .metrics import score
 from .modeling import EntangleForTokenClassification
 
 # URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
@@ -44,10 +47,41 @@ class Tagger:
         self.collator = Collator(pad_id)
 
     @classmethod
+    def create(cls, char: str | None, subword: str | None, labels: list[str], *, m: int = 2, side: str = "both",
+               task: str = "ner", batch_size: int = 32, **config) -> "Tagger":
+        """A new, untrained tagger around two encoders (names as for ``entangle train --char/--subword``)."""
+        model, tokenizer = EntangleForTokenClassification.from_encoders(
+            char, subword, labels, num_coattention_layers=m, side=side, task=task, **config
+        )
+        return cls(model, tokenizer, batch_size)
+
+    @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
         model = EntangleForTokenClassification.from_pretrained(path)
         tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
         return cls(model, tokenizer, **kwargs)
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None, **options) -> dict:
+        """Fine-tune on labelled sentences; ``options`` are :class:`~entangle.training.TrainingConfig` fields
+        (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
+        from .training import BEST_DIR, TrainingConfig, train as run_training
+
+        summary = run_training(self, train, dev, TrainingConfig(**options))
+        best = Path(options["output_dir"]) / BEST_DIR
+        if best.is_dir():
+            self.model = EntangleForTokenClassification.from_pretrained(best)
+        return summary
+
+    def evaluate(self, sentences: list[Sentence], what: str = "evaluation data") -> dict[str, dict]:
+        """``{side: metrics}`` for every trained side (one forward pass serves both)."""
+        check_labels(sentences, self.labels, what)
+        gold = [sentence.tags for sentence in sentences]
+        probabilities = self.probabilities([sentence.words for sentence in sentences])
+        decode = self.model.config.id2label
+        return {
+            side: score(self.model.config.task, gold, [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence])
+            for side, per_sentence in probabilities.items()
+        }
 
     def save_pretrained(self, path: str | Path) -> None:
         self.model.save_pretrained(path)

@@ -22,7 +22,6 @@ from transformers import get_linear_schedule_with_warmup
 
 from .data.batching import Collator, train_loader
 from .data.conll import Sentence
-from .evaluation import evaluate
 from .metrics import MAIN_SCORE
 from .predict import Tagger
 
@@ -148,7 +147,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
         if accelerator.is_main_process:
             tagger.model = accelerator.unwrap_model(model)
             if dev_sentences:
-                record["dev"] = evaluate(tagger, dev_sentences, "the dev set")
+                record["dev"] = tagger.evaluate(dev_sentences, "the dev set")
                 current = record["dev"][predict_side][main_score]
             else:
                 current = -record["train_loss"]
@@ -160,7 +159,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
                 epochs_without_gain += 1
             log.write(json.dumps(record) + "\n")
             log.flush()
-            progress.write(_epoch_line(record, main_score))
+            progress.write(_epoch_line(record, main_score), file=sys.stderr)
         if step == total_steps or (config.patience is not None and epochs_without_gain >= config.patience):
             break
     progress.close()

@@ -6,7 +6,6 @@ import pytest
 
 from entangle.data.conll import read_conll
 from entangle.data.labels import build_labels
-from entangle.evaluation import evaluate
 from entangle.modeling import EntangleForTokenClassification
 from entangle.predict import Tagger
 from entangle.training import BEST_DIR, TrainingConfig, train
@@ -36,4 +35,4 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
     for side in ("subword", "char"):
         assert 0.0 <= log[-1]["dev"][side]["f1"] <= 1.0 and "per_type" in log[-1]["dev"][side]
     reloaded = Tagger.from_pretrained(tmp_path / BEST_DIR)
-    assert evaluate(reloaded, dev_sentences) == summary["best_dev"]
+    assert reloaded.evaluate(dev_sentences) == summary["best_dev"]

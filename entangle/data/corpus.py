@@ -1,0 +1,70 @@
+"""A labelled corpus by name, directory or file: its splits, task and label set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .conll import Sentence, read_conll
+from .datasets import DATASETS, dataset_files
+from .labels import build_labels, check_labels
+
+# File stems recognised as each split in a data directory.
+SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "valid", "validation", "testa"), "test": ("test", "testb")}
+
+
+@dataclass
+class Corpus:
+    train: list[Sentence] | None
+    dev: list[Sentence] | None
+    test: list[Sentence] | None
+    task: str
+    files: dict[str, Path]
+
+    @property
+    def labels(self) -> list[str]:
+        """The label set training defines; dev and test are checked against it."""
+        labels = build_labels(self.train, self.task)
+        for split in ("dev", "test"):
+            if getattr(self, split):
+                check_labels(getattr(self, split), labels, f"the {split} set {self.files[split]}")
+        return labels
+
+
+def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[dict[str, Path], str | None]:
+    """split -> file for a dataset name, a directory or a single file, and the dataset's task
+    when it is a known name. A single file is the training file of ``train`` and the file that
+    ``evaluate`` scores."""
+    if str(data) in DATASETS:
+        return dataset_files(str(data), data_dir), DATASETS[str(data)].task
+    path = Path(data)
+    if path.is_file():
+        return {"train": path, "test": path}, None
+    if not path.is_dir():
+        raise FileNotFoundError(f"{data!s} is neither a known dataset name ({', '.join(sorted(DATASETS))}), "
+                                "a directory nor a file")
+    files = {}
+    for split, stems in SPLIT_STEMS.items():
+        matches = [p for p in sorted(path.iterdir()) if p.is_file() and p.stem.lower() in stems]
+        if matches:
+            files[split] = matches[0]
+    if not files:
+        raise FileNotFoundError(f"{path}: no train/dev/test files (expected names like train.txt, dev.txt, test.txt)")
+    return files, None
+
+
+def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
+                token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
+                dev: str | Path | None = None, test: str | Path | None = None,
+                splits: tuple[str, ...] = ("train", "dev", "test")) -> Corpus:
+    """Read the ``splits`` of ``data``; ``train``/``dev``/``test`` files override its files.
+
+    ``task`` defaults to the dataset's, else ``ner`` (tags are then checked as IOB2).
+    """
+    files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
+    files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
+    task = task or dataset_task or "ner"
+    scheme = "iob2" if task == "ner" else None
+    read = {split: read_conll(files[split], token_column, tag_column, scheme) if split in files and split in splits else None
+            for split in ("train", "dev", "test")}
+    return Corpus(read["train"], read["dev"], read["test"], task, files)

