@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from accelerate import Accelerator
+from accelerate.utils import gather_object
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from .data.batching import Collator, inference_batches
 from .data.conll import Sentence
-from .data.features import Featurizer
+from .data.features import Featurizer, Window
 from .data.labels import check_labels
 from .metrics import score
 from .modeling import EntangleForTokenClassification
@@ -72,11 +74,13 @@ class Tagger:
             self.model = EntangleForTokenClassification.from_pretrained(best)
         return summary
 
-    def evaluate(self, sentences: list[Sentence], what: str = "evaluation data") -> dict[str, dict]:
-        """``{side: metrics}`` for every trained side (one forward pass serves both)."""
+    def evaluate(self, sentences: list[Sentence], what: str = "evaluation data",
+                 accelerator: Accelerator | None = None) -> dict[str, dict]:
+        """``{side: metrics}`` for every trained side (one forward pass serves both); with an
+        ``accelerator`` of several processes, each scores a share and all get the same metrics."""
         check_labels(sentences, self.labels, what)
         gold = [sentence.tags for sentence in sentences]
-        probabilities = self.probabilities([sentence.words for sentence in sentences])
+        probabilities = self.probabilities([sentence.words for sentence in sentences], accelerator=accelerator)
         decode = self.model.config.id2label
         return {
             side: score(self.model.config.task, gold, [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence])
@@ -92,28 +96,42 @@ class Tagger:
     def labels(self) -> list[str]:
         return [self.model.config.id2label[i] for i in range(self.model.config.num_labels)]
 
-    @torch.inference_mode()
-    def probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None = None) -> dict[str, list[torch.Tensor]]:
+    def probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None = None,
+                      accelerator: Accelerator | None = None) -> dict[str, list[torch.Tensor]]:
         """Per side, per sentence: a (n_words, n_labels) tensor of label probabilities.
 
         Each word's row comes from the one window that owns it, so every word gets exactly one.
+        Under several processes (``accelerator``), each process runs every n-th window and the
+        owned rows are gathered, so no window is dropped or counted twice.
         """
         sides = sides or self.model.config.trained_sides
+        windows = self.featurizer.featurize(sentences)
+        if accelerator is not None and accelerator.num_processes > 1:
+            rows = gather_object(self._owned_rows(windows[accelerator.process_index :: accelerator.num_processes], sides))
+        else:
+            rows = self._owned_rows(windows, sides)
+        out = {side: [torch.empty(len(words), self.model.config.num_labels) for words in sentences] for side in sides}
+        for sentence, start, end, per_side in rows:
+            for side in sides:
+                out[side][sentence][start:end] = per_side[side]
+        return out
+
+    @torch.inference_mode()
+    def _owned_rows(self, windows: list[Window], sides: tuple[str, ...]) -> list[tuple[int, int, int, dict]]:
+        """``(sentence, own_start, own_end, {side: (n_owned, n_labels) probabilities})`` per window."""
         was_training = self.model.training
         self.model.eval()
         device = self.model.device
-        out = {side: [torch.empty(len(words), self.model.config.num_labels) for words in sentences] for side in sides}
-        windows = self.featurizer.featurize(sentences)
+        rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
             result = self.model(**{k: v.to(device) for k, v in batch.items()})
-            for side in sides:
-                probs = getattr(result, f"{side}_logits").float().softmax(-1).cpu()  # (batch, n_words, n_labels)
-                for row, window in enumerate(chunk):
-                    first = window.own_start - window.start
-                    last = window.own_end - window.start
-                    out[side][window.sentence][window.own_start : window.own_end] = probs[row, first:last]
+            probs = {side: getattr(result, f"{side}_logits").float().softmax(-1).cpu() for side in sides}  # (batch, n_words, n_labels)
+            for row, window in enumerate(chunk):
+                first, last = window.own_start - window.start, window.own_end - window.start
+                rows.append((window.sentence, window.own_start, window.own_end,
+                             {side: probs[side][row, first:last] for side in sides}))
         self.model.train(was_training)
-        return out
+        return rows
 
     def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""

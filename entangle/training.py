@@ -26,6 +26,7 @@ from .metrics import MAIN_SCORE
 from .predict import Tagger
 
 BEST_DIR = "model"
+CHECKPOINT_DIR = "checkpoint"
 METRICS_LOG = "metrics.jsonl"
 
 
@@ -48,6 +49,8 @@ class TrainingConfig:
     gradient_accumulation_steps: int = 1
     mixed_precision: str = "no"
     max_steps: int | None = None  # stop after this many optimizer steps (quick runs, tests)
+    save_steps: int | None = None  # checkpoint every N optimizer steps too (always after each epoch)
+    resume: bool = False  # continue from output_dir/checkpoint
 
 
 def parameter_groups(model, lr: float, new_lr: float, weight_decay: float) -> list[dict]:
@@ -69,23 +72,57 @@ def parameter_groups(model, lr: float, new_lr: float, weight_decay: float) -> li
     ]
 
 
-def save_atomically(tagger: Tagger, directory: Path) -> None:
-    """Write to a temporary directory, then swap it in: a kill never leaves a half-written model."""
-    temporary = directory.with_name(directory.name + ".tmp")
+def swap_in(temporary: Path, directory: Path) -> None:
+    """Replace ``directory`` by the complete ``temporary``: a kill at any moment leaves either the
+    previous complete directory or the new one (at worst as ``.old`` beside ``.tmp``)."""
     previous = directory.with_name(directory.name + ".old")
-    shutil.rmtree(temporary, ignore_errors=True)
-    tagger.save_pretrained(temporary)
     if directory.exists():
         directory.rename(previous)
     temporary.rename(directory)
     shutil.rmtree(previous, ignore_errors=True)
 
 
+def _temporary(directory: Path) -> Path:
+    temporary = directory.with_name(directory.name + ".tmp")
+    shutil.rmtree(temporary, ignore_errors=True)
+    return temporary
+
+
+class LoopState:
+    """Where the loop is, beyond what Accelerate checkpoints itself (model, optimizer, scheduler,
+    random states): enough to continue an interrupted run exactly as if it had not stopped."""
+
+    def __init__(self, generator: torch.Generator):
+        self.generator = generator
+        self.epoch = 1
+        self.batches_done = 0  # batches of the current epoch already trained on
+        self.step = 0  # optimizer steps
+        self.loss_sum = 0.0  # over the current epoch's batches
+        self.best = {"epoch": None, "score": -math.inf, "dev": None}
+        self.epochs_without_gain = 0
+        self.log_lines = 0
+        self.elapsed = 0.0
+        # The shuffling generator as it was when the current epoch drew its batch order.
+        self.epoch_generator_state = generator.get_state()
+
+    _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "log_lines", "elapsed")
+
+    def state_dict(self) -> dict:
+        return {**{name: getattr(self, name) for name in self._FIELDS},
+                "epoch_generator_state": self.epoch_generator_state}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in self._FIELDS:
+            setattr(self, name, state[name])
+        self.epoch_generator_state = state["epoch_generator_state"]
+
+
 def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[Sentence] | None,
           config: TrainingConfig) -> dict:
     """Fine-tune ``tagger.model`` in place; the best-on-dev model is saved in ``output_dir/model``.
 
-    Returns the summary (best epoch, its dev metrics per side, training time).
+    With ``config.resume`` the run continues from ``output_dir/checkpoint``. Returns the summary
+    (best epoch, its dev metrics per side, training time).
     """
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -110,22 +147,51 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
         total_steps * accelerator.num_processes,
     )
     scheduler = accelerator.prepare(scheduler)
+    state = LoopState(generator)
+    accelerator.register_for_checkpointing(state)
+    if config.resume:
+        if not (output / CHECKPOINT_DIR).is_dir():
+            raise FileNotFoundError(f"{output / CHECKPOINT_DIR}: no checkpoint to resume from")
+        accelerator.load_state(output / CHECKPOINT_DIR)
     (output / "training_config.json").write_text(json.dumps(asdict(config), indent=2))
+
+    def checkpoint() -> None:
+        nonlocal started
+        state.elapsed += time.perf_counter() - started
+        temporary = output / (CHECKPOINT_DIR + ".tmp")
+        if accelerator.is_main_process:
+            _temporary(temporary)
+        accelerator.wait_for_everyone()
+        accelerator.save_state(temporary)  # every rank takes part; the main process writes
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:
+            swap_in(temporary, output / CHECKPOINT_DIR)
+        started = time.perf_counter()
+
+    def finished() -> bool:
+        out_of_patience = config.patience is not None and state.epochs_without_gain >= config.patience
+        return state.epoch > config.epochs or state.step >= total_steps or out_of_patience
 
     main_score = MAIN_SCORE[tagger.model.config.task]
     predict_side = tagger.model.config.predict_side
-    best = {"epoch": None, "score": -math.inf}
-    log = open(output / METRICS_LOG, "w") if accelerator.is_main_process else None
+    log_path = output / METRICS_LOG
+    if accelerator.is_main_process:
+        # Drop log lines written after the checkpoint we resume from (they will be written again).
+        kept = log_path.read_text().splitlines()[: state.log_lines] if config.resume and log_path.exists() else []
+        log_path.write_text("".join(line + "\n" for line in kept))
     started = time.perf_counter()
-    step = 0
-    epochs_without_gain = 0
     # Redirected to a file, the bar is refreshed rarely instead of on every step.
-    progress = tqdm(total=total_steps, desc="training", disable=not accelerator.is_local_main_process,
-                    mininterval=0.1 if sys.stderr.isatty() else 30)
-    for epoch in range(1, config.epochs + 1):
+    progress = tqdm(total=total_steps, initial=state.step, desc="training",
+                    disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
+    while not finished():
         model.train()
-        running, seen = 0.0, 0
-        for batch in loader:
+        if state.batches_done == 0:
+            state.epoch_generator_state = generator.get_state()
+            batches = loader
+        else:  # resuming mid-epoch: draw the same batch order, skip what was already trained on
+            generator.set_state(state.epoch_generator_state)
+            batches = accelerator.skip_first_batches(loader, state.batches_done)
+        for batch in batches:
             with accelerator.accumulate(model):
                 loss = model(**batch).loss
                 accelerator.backward(loss)
@@ -134,40 +200,47 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad()
-            running += loss.item()
-            seen += 1
+            state.loss_sum += loss.item()
+            state.batches_done += 1
             if accelerator.sync_gradients:
-                step += 1
+                state.step += 1
                 progress.update(1)
-                progress.set_postfix(epoch=epoch, loss=f"{running / seen:.4f}")
-                if step == total_steps:
+                progress.set_postfix(epoch=state.epoch, loss=f"{state.loss_sum / state.batches_done:.4f}")
+                if state.step == total_steps:
                     break
-        record = {"epoch": epoch, "step": step, "train_loss": running / max(seen, 1),
-                  "elapsed_s": round(time.perf_counter() - started, 1)}
+                if config.save_steps and state.step % config.save_steps == 0:
+                    checkpoint()
+        record = {"epoch": state.epoch, "step": state.step, "train_loss": state.loss_sum / max(state.batches_done, 1),
+                  "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
+        tagger.model = accelerator.unwrap_model(model)
+        if dev_sentences:
+            # Every process scores a share of the dev windows and receives the same metrics.
+            record["dev"] = tagger.evaluate(dev_sentences, "the dev set", accelerator)
+            current = record["dev"][predict_side][main_score]
+        else:
+            current = -record["train_loss"]
+        if current > state.best["score"]:
+            state.best = {"epoch": state.epoch, "score": current, "dev": record.get("dev")}
+            state.epochs_without_gain = 0
+            if accelerator.is_main_process:
+                temporary = _temporary(output / BEST_DIR)
+                tagger.save_pretrained(temporary)
+                swap_in(temporary, output / BEST_DIR)
+        else:
+            state.epochs_without_gain += 1
         if accelerator.is_main_process:
-            tagger.model = accelerator.unwrap_model(model)
-            if dev_sentences:
-                record["dev"] = tagger.evaluate(dev_sentences, "the dev set")
-                current = record["dev"][predict_side][main_score]
-            else:
-                current = -record["train_loss"]
-            if current > best["score"]:
-                best = {"epoch": epoch, "score": current, "dev": record.get("dev")}
-                save_atomically(tagger, output / BEST_DIR)
-                epochs_without_gain = 0
-            else:
-                epochs_without_gain += 1
-            log.write(json.dumps(record) + "\n")
-            log.flush()
+            with open(log_path, "a") as log:
+                log.write(json.dumps(record) + "\n")
             progress.write(_epoch_line(record, main_score), file=sys.stderr)
-        if step == total_steps or (config.patience is not None and epochs_without_gain >= config.patience):
-            break
+        state.log_lines += 1
+        state.epoch += 1
+        state.batches_done, state.loss_sum = 0, 0.0
+        checkpoint()
     progress.close()
     accelerator.wait_for_everyone()
-    summary = {"best_epoch": best["epoch"], "best_dev": best.get("dev"), "train_time_s": round(time.perf_counter() - started, 1),
-               "steps": step}
+    summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
+               "steps": state.step}
     if accelerator.is_main_process:
-        log.close()
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
     tagger.model = accelerator.unwrap_model(model)
     return summary

@@ -160,3 +160,55 @@ def test_same_seed_same_metrics(tmp_path):
         results.append((tmp_path / str(run) / "metrics.jsonl").read_text())
     strip = lambda text: [{k: v for k, v in json.loads(line).items() if k != "elapsed_s"} for line in text.splitlines()]
     assert strip(results[0]) == strip(results[1])
+
+
+def _weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("group_by_length", [True, False])
+def test_interrupted_training_resumes_exactly(tmp_path, group_by_length):
+    """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
+                 Sentence(["lol", "sooo", "good", "!"], ["O", "O", "O", "O"]),
+                 Sentence(["Anna"], ["B-PER"])] * 3
+
+    def fresh():
+        torch.manual_seed(0)
+        return Tagger(*tiny_model(m=1))
+
+    def options(name):
+        return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=None,
+                    group_by_length=group_by_length)
+
+    reference = fresh()
+    train(reference, sentences, sentences[:3], TrainingConfig(**options("reference")))
+
+    interrupted = fresh()
+    calls = {"n": 0}
+    forward = interrupted.model.forward
+
+    def dying_forward(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 9:  # mid epoch 2 (5 batches an epoch): the last checkpoint was at step 8
+            raise KeyboardInterrupt("killed")
+        return forward(*args, **kwargs)
+
+    interrupted.model.forward = dying_forward
+    with pytest.raises(KeyboardInterrupt):
+        train(interrupted, sentences, sentences[:3], TrainingConfig(**options("resumed")))
+    resumed = fresh()
+    train(resumed, sentences, sentences[:3], TrainingConfig(**options("resumed"), resume=True))
+
+    def log(name):
+        lines = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k != "elapsed_s"} for line in lines]
+
+    assert log("resumed") == log("reference") and len(log("reference")) == 3
+    expected, actual = _weights(reference.model), _weights(resumed.model)
+    assert expected.keys() == actual.keys()
+    for name in expected:
+        assert torch.equal(expected[name], actual[name]), name

@@ -47,8 +47,10 @@ def train_loader(windows: list[Window], batch_size: int, collator: Collator, gen
     sampler: Sampler | None = None
     if group_by_length:
         sampler = LengthGroupedSampler(batch_size, lengths=[w.length for w in windows], generator=generator)
+    # The loader gets the generator too: otherwise starting each epoch's iterator draws from the
+    # global RNG, which shifts dropout after a mid-epoch resume.
     return DataLoader(windows, batch_size=batch_size, sampler=sampler, shuffle=sampler is None,
-                      generator=generator if sampler is None else None, collate_fn=collator)
+                      generator=generator, collate_fn=collator)
 
 
 def inference_batches(windows: list[Window], batch_size: int, collator: Collator):

@@ -21,7 +21,8 @@ from transformers import PreTrainedTokenizerBase
 # CANINE's conventions (private-use code points), used by the built-in encoder too.
 CHAR_CLS, CHAR_SEP, CHAR_PAD = 0xE000, 0xE001, 0
 SPACE = ord(" ")
-#: Share of a window's budget repeated as context at the start of the next window.
+#: Share of a window's budget repeated as context at the start of the next window (at least one
+#: word when that word fits beside the next one).
 CONTEXT_SHARE = 0.25
 IGNORE = -100
 
@@ -142,6 +143,8 @@ class Featurizer:
             next_start = end
             while next_start - 1 > start and fits(next_start - 1, end, CONTEXT_SHARE):
                 next_start -= 1
+            if next_start == end and end - 1 > start and fits(end - 1, end + 1):
+                next_start = end - 1  # at least one word of context whenever it fits beside the next word
             start = next_start
 
     def featurize(self, sentences: list[list[str]], labels: list[list[int]] | None = None) -> list[Window]:
