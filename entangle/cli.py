@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
+
+#: The options a training run was started with, kept in its output directory for --resume.
+RUN_ARGS = "run_args.json"
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--dev", help="dev file (overrides --data's)")
     train.add_argument("--task", choices=TASKS, help="ner: IOB2 tags, entity F1; tagging: any tags, accuracy "
                        "(default: the dataset's, else ner)")
-    train.add_argument("--output", required=True, help="output directory (best model in OUTPUT/model)")
+    train.add_argument("--output", help="output directory (best model in OUTPUT/model, checkpoint in OUTPUT/checkpoint)")
+    train.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run in OUTPUT exactly where its "
+                       "last checkpoint left it, with the options it was started with")
+    train.add_argument("--save-steps", type=int, help="also checkpoint every N optimizer steps (always after each epoch)")
     train.add_argument("--char", default=DEFAULT_CHAR, help="character encoder: 'builtin' (from scratch), "
                        "a CANINE hub name (google/canine-s) or a directory")
     train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
@@ -131,6 +138,16 @@ def run_train(args: argparse.Namespace) -> None:
     from .predict import Tagger
     from .training import TrainingConfig
 
+    if args.resume:
+        saved = Path(args.resume) / RUN_ARGS
+        if not saved.is_file():
+            raise FileNotFoundError(f"{saved}: not a training output directory (no {RUN_ARGS})")
+        args = argparse.Namespace(**{**json.loads(saved.read_text()), "resume": args.resume, "output": args.resume})
+    elif not args.output:
+        raise FileNotFoundError("give --output (or --resume OUTPUT)")
+    else:
+        Path(args.output).mkdir(parents=True, exist_ok=True)
+        (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
                          tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"))
     if corpus.train is None:
@@ -148,7 +165,9 @@ def run_train(args: argparse.Namespace) -> None:
         warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
         patience=args.patience or None, seed=args.seed, group_by_length=not args.no_group_by_length,
         gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision,
-        max_steps=args.max_steps,
+        max_steps=args.max_steps, save_steps=args.save_steps, resume=bool(args.resume),
+        data_description=", ".join(f"{split}: {corpus.files[split]}" for split in ("train", "dev") if split in corpus.files),
+        command=args.command_line,
     )
     TrainingConfig(**options)  # fail on bad options before reading anything heavy
     print(f"train: {len(train_sentences)} sentences from {corpus.files['train']}; dev: "
@@ -205,6 +224,7 @@ def run_predict(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict}

@@ -23,9 +23,12 @@ from transformers import get_linear_schedule_with_warmup
 from .data.batching import Collator, train_loader
 from .data.conll import Sentence
 from .metrics import MAIN_SCORE
+from .model_card import write_model_card
+from .plots import plot_training_curves
 from .predict import Tagger
 
 BEST_DIR = "model"
+CURVES_PNG = "training_curves.png"
 CHECKPOINT_DIR = "checkpoint"
 METRICS_LOG = "metrics.jsonl"
 
@@ -51,6 +54,9 @@ class TrainingConfig:
     max_steps: int | None = None  # stop after this many optimizer steps (quick runs, tests)
     save_steps: int | None = None  # checkpoint every N optimizer steps too (always after each epoch)
     resume: bool = False  # continue from output_dir/checkpoint
+    # Recorded in the model card only.
+    data_description: str | None = None
+    command: str | None = None
 
 
 def parameter_groups(model, lr: float, new_lr: float, weight_decay: float) -> list[dict]:
@@ -231,6 +237,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
         if accelerator.is_main_process:
             with open(log_path, "a") as log:
                 log.write(json.dumps(record) + "\n")
+            plot_training_curves(log_path, output / CURVES_PNG, main_score)
             progress.write(_epoch_line(record, main_score), file=sys.stderr)
         state.log_lines += 1
         state.epoch += 1
@@ -242,6 +249,8 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
                "steps": state.step}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
+        if (output / BEST_DIR).is_dir():
+            write_model_card(output / BEST_DIR, tagger.model.config, summary, config)
     tagger.model = accelerator.unwrap_model(model)
     return summary
 

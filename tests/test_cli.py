@@ -38,6 +38,9 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     assert [r["epoch"] for r in log] == [1, 2]
     assert set(log[0]["dev"]) == {"subword", "char"} and 0.0 <= log[0]["dev"]["subword"]["f1"] <= 1.0
     assert (out / "model" / "model.safetensors").is_file()
+    card = (out / "model" / "README.md").read_text()
+    assert "co-attention modules per side (m) | 1" in card and "entangle train --data" in card
+    assert (out / "training_curves.png").read_bytes().startswith(b"\x89PNG")
 
     main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "test.json")])
     results = json.loads((tmp_path / "test.json").read_text())["results"]
@@ -55,6 +58,17 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
           "--output", str(tmp_path / "out.conll")])
     blocks = (tmp_path / "out.conll").read_text().strip().split("\n\n")
     assert [[line.split("\t")[0] for line in block.splitlines()] for block in blocks] == [["Paris", "is"], ["Anna", "sings"]]
+
+
+def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
+    out = tmp_path / "run"
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "0", "--side", "subword", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+    # a finished run resumes to the same end: nothing more to train
+    main(["train", "--resume", str(out)])
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
+    with pytest.raises(SystemExit, match="not a training output directory"):
+        main(["train", "--resume", str(tmp_path)])
 
 
 def test_bad_input_is_one_clear_error(tmp_path, encoders, data):

@@ -1,0 +1,56 @@
+"""A model card (README.md with Hugging Face metadata) for a trained model directory."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import yaml
+
+from .metrics import MAIN_SCORE
+
+
+def write_model_card(directory: Path, config, summary: dict, training) -> None:
+    """What the model is (backbones, m, sides), what it was trained on, how well it did on dev,
+    and the command that made it, so the directory can be shared on a hub as it is."""
+    score = MAIN_SCORE[config.task]
+    metadata = {
+        "library_name": "entangle",
+        "pipeline_tag": "token-classification",
+        "tags": ["entangle", "character-level", "subword", config.task],
+    }
+    if config.subword_encoder_name and not Path(config.subword_encoder_name).exists():
+        metadata["base_model"] = config.subword_encoder_name
+    lines = [
+        "---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", "",
+        f"# entangle {config.task} tagger", "",
+        "An entanglement model (Wang, Hu & Gormley, arXiv 2311.07853) trained with "
+        "[entangle](https://pypi.org/project/entangle-nlp/).", "",
+        "| part | value |", "|---|---|",
+        f"| character encoder | {config.char_encoder_name or '-'} ({config.char_config.model_type if config.char_config else 'unused'}) |",
+        f"| subword encoder | {config.subword_encoder_name or '-'} ({config.subword_config.model_type if config.subword_config else 'unused'}) |",
+        f"| co-attention modules per side (m) | {config.num_coattention_layers} |",
+        f"| trained sides / prediction side | {config.side} / {config.predict_side} |",
+        f"| labels | {', '.join(config.id2label[i] for i in range(config.num_labels))} |",
+        f"| training data | {training.data_description or 'not recorded'} |",
+        "",
+        f"## Dev results (best epoch {summary['best_epoch']} of {training.epochs}, {summary['steps']} steps, "
+        f"{summary['train_time_s'] / 60:.1f} min)", "",
+        f"| side | {score} | precision | recall |" if config.task == "ner" else f"| side | {score} |",
+        "|---|---|---|---|" if config.task == "ner" else "|---|---|",
+    ]
+    for side, metrics in (summary.get("best_dev") or {}).items():
+        cells = [f"{100 * metrics[score]:.2f}"]
+        if config.task == "ner":
+            cells += [f"{100 * metrics['precision']:.2f}", f"{100 * metrics['recall']:.2f}"]
+        lines.append(f"| {side} | " + " | ".join(cells) + " |")
+    lines += ["", "## How it was trained", ""]
+    if training.command:
+        lines += ["```", training.command, "```", ""]
+    options = {k: v for k, v in asdict(training).items() if k not in ("command", "data_description")}
+    lines += ["```json", json.dumps(options, indent=2), "```", "",
+              "## Use", "", "```python", "from entangle import Tagger", "",
+              f'tagger = Tagger.from_pretrained("{directory.name}")',
+              'print(tagger.tag_text(["Going to see Lady Gaga in Paris tonite"]))', "```", ""]
+    (directory / "README.md").write_text("\n".join(lines), encoding="utf-8")
