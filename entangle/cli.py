@@ -179,17 +179,24 @@ def run_train(args: argparse.Namespace) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> None:
+    from accelerate import Accelerator
+
     from .metrics import format_report
     from .predict import Tagger
 
+    # Under `accelerate launch`, every process scores a share of the windows.
+    accelerator = Accelerator()
     tagger = Tagger.from_pretrained(_model_dir(args.model))
+    tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,))
     sentences = getattr(corpus, args.split, None)
     if sentences is None:
         raise FileNotFoundError(f"--data has no {args.split!r} split (found: {', '.join(corpus.files) or 'none'})")
     where = corpus.files[args.split]
-    results = tagger.evaluate(sentences, str(where))
+    results = tagger.evaluate(sentences, str(where), accelerator)
+    if not accelerator.is_main_process:
+        return
     for side, metrics in results.items():
         print(f"== {side} side on {where} ({len(sentences)} sentences)")
         print(format_report(metrics))

@@ -1,0 +1,45 @@
+"""Two CPU processes (gloo) under `accelerate launch`: training saves one model, and distributed
+evaluation gives exactly the single-process metrics."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from entangle.cli import main
+from test_cli import DEV, TRAIN, encoders  # noqa: F401  (fixture)
+
+# An odd number of dev sentences: the two processes get uneven shares.
+DEV_ODD = DEV + "\n" + "Rome\tB-LOC\nsleeps\tO\n\nBob\tB-PER\n\nit\tO\nrains\tO\nin\tO\nLima\tB-LOC\n"
+
+
+def launch(*args: str) -> None:
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2",
+               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+               "-m", "entangle.cli", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_two_processes_train_one_model_and_evaluate_like_one(tmp_path, encoders):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text(DEV_ODD)
+    (data / "test.txt").write_text(DEV_ODD)
+    out = tmp_path / "run"
+    launch("train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+           "-m", "1", "--epochs", "2", "--batch-size", "2", "--output", str(out))
+    assert (out / "model" / "model.safetensors").is_file()
+    assert not list(tmp_path.glob("run*/*.tmp")) and len((out / "metrics.jsonl").read_text().splitlines()) == 2
+
+    main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "single.json")])
+    launch("evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "double.json"))
+    single = json.loads((tmp_path / "single.json").read_text())["results"]
+    double = json.loads((tmp_path / "double.json").read_text())["results"]
+    assert double == single
+    support = sum(t["support"] for t in single["subword"]["per_type"].values())
+    assert support == DEV_ODD.count("B-")  # every entity counted once
