@@ -124,3 +124,23 @@ def _check_iob2(tag: str, previous: str, path: Path, line: int, repaired: list[i
         repaired.append(line)
         return "B-" + tag[2:]
     return tag
+
+
+def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0) -> None:
+    """Copy a column file, replacing its words (in reading order) by ``new_words``: every other
+    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were."""
+    path = Path(path)
+    read_conll(path, token_column, tag_column=None)  # validates the file, with file:line errors
+    words = iter(new_words)
+    separator = None
+    with open(out_path, "w", encoding="utf-8", newline="") as out:
+        for _, line in _decoded_lines(path):
+            if line.strip():
+                separator = separator or ("\t" if "\t" in line else " ")
+                fields = _split(line, separator)
+                if fields[0] != DOCSTART:
+                    fields[token_column] = next(words)
+                    line = separator.join(fields)
+            out.write(line + "\n")
+    if next(words, None) is not None:
+        raise ValueError(f"{path}: more replacement words than words in the file")

@@ -1,0 +1,108 @@
+"""Noise transforms: each attack's behaviour, eligibility, determinism, labels and word counts kept."""
+
+import random
+
+import pytest
+
+from entangle.data.conll import Sentence, read_conll, rewrite_tokens
+from entangle.noise import (
+    ATTACK_NAMES,
+    KEYBOARD_NEIGHBOURS,
+    clusters,
+    eligible,
+    perturb_sentences,
+    perturb_word,
+    perturb_words,
+)
+
+
+def test_eligibility():
+    assert eligible("noise") and eligible("Москва") and eligible("e\u0301cole")
+    for word in ("the", "it's", "2024", "http://x.co", "@paulwalk", "👩\u200d👩\u200d👧", "😀😀😀😀", "東京"):
+        assert not eligible(word), word
+
+
+def test_clusters_keep_combining_marks_with_their_letter():
+    assert clusters("e\u0301cole") == ["e\u0301", "c", "o", "l", "e"]
+
+
+@pytest.mark.parametrize("word", ["noise", "Москва", "e\u0301cole", "abcdefgh"])
+@pytest.mark.parametrize("seed", range(5))
+def test_charbert_attacks_keep_first_and_last_character(word, seed):
+    parts = clusters(word)
+    for attack in ("drop", "add", "swap", "keyboard"):
+        out = perturb_word(word, attack, random.Random(seed))
+        out_parts = clusters(out)
+        assert out != word
+        assert out_parts[0] == parts[0] and out_parts[-1] == parts[-1], (attack, out)
+        # combining marks are never separated from their letter
+        assert "e\u0301" in out or "e\u0301" not in word or attack == "drop"
+
+
+def test_each_attack_does_what_it_says():
+    rng = random.Random(0)
+    assert len(perturb_word("noise", "drop", rng)) == 4
+    assert len(perturb_word("noise", "add", rng)) == 6
+    swapped = perturb_word("noise", "swap", rng)
+    assert sorted(swapped) == sorted("noise") and swapped != "noise"
+    typo = perturb_word("noise", "keyboard", rng)
+    [(i, new)] = [(i, c) for i, c in enumerate(typo) if c != "noise"[i]]
+    assert new in KEYBOARD_NEIGHBOURS["noise"[i]]
+    assert perturb_word("Noise", "lower", rng) == "noise" and perturb_word("Noise", "upper", rng) == "NOISE"
+    repeated = perturb_word("sooo", "repeat", rng)
+    assert len(repeated) in (6, 7) and repeated[0] == "s"
+
+
+def test_add_keeps_the_script():
+    out = perturb_word("Москва", "add", random.Random(1))
+    assert all(not c.isascii() for c in out)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_swap_falls_back_when_it_cannot_change_the_word(seed):
+    # no two different adjacent internal letters: another CharBERT attack is used instead
+    assert perturb_word("aaaa", "swap", random.Random(seed)) != "aaaa"
+
+
+WORDS = "The quick brown foxes jumped over lazy dogs in Москва , 東京 and São Paulo 😀 !".split()
+
+
+@pytest.mark.parametrize("attack", ATTACK_NAMES)
+def test_rate_and_determinism(attack):
+    n_eligible = sum(eligible(w) for w in WORDS)
+    assert perturb_words(WORDS, attack, 0.0, seed=1) == WORDS
+    full = perturb_words(WORDS, attack, 1.0, seed=1)
+    assert len(full) == len(WORDS)
+    assert full == perturb_words(WORDS, attack, 1.0, seed=1)
+    changed = [i for i, (a, b) in enumerate(zip(WORDS, full)) if a != b]
+    assert all(eligible(WORDS[i]) for i in changed)
+    if attack not in ("lower", "upper"):  # these leave already lower/upper-case words as they are
+        assert len(changed) == n_eligible
+    half = perturb_words(WORDS, attack, 0.5, seed=1)
+    assert sum(a != b for a, b in zip(WORDS, half)) <= round(0.5 * n_eligible)
+
+
+def test_sentences_keep_tags_and_lengths():
+    sentences = [Sentence(["Peter", "visited", "Москва"], ["B-PER", "O", "B-LOC"]), Sentence(["lol"], ["O"])]
+    noisy = perturb_sentences(sentences, "charbert", 1.0, seed=3)
+    assert [s.tags for s in noisy] == [s.tags for s in sentences]
+    assert [len(s.words) for s in noisy] == [3, 1]
+    assert noisy[0].words != sentences[0].words and noisy[1].words == ["lol"]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown attack"):
+        perturb_words(WORDS, "shout", 0.5, 0)
+    with pytest.raises(ValueError, match="rate"):
+        perturb_words(WORDS, "drop", 1.5, 0)
+
+
+def test_rewrite_keeps_the_format(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("-DOCSTART- -X- -X- O\n\nPeter NNP B-NP B-PER\nvisited VBD B-VP O\n\nLondon NNP B-NP B-LOC\n")
+    sentences = read_conll(source)
+    words = [w for s in perturb_sentences(sentences, "upper", 1.0, seed=0) for w in s.words]
+    rewrite_tokens(source, tmp_path / "out.txt", words)
+    assert (tmp_path / "out.txt").read_text() == (
+        "-DOCSTART- -X- -X- O\n\nPETER NNP B-NP B-PER\nVISITED VBD B-VP O\n\nLONDON NNP B-NP B-LOC\n"
+    )
