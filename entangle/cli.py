@@ -11,11 +11,12 @@ from pathlib import Path
 import yaml
 from transformers.utils import logging as transformers_logging
 
-from .data.conll import DataFormatError, read_conll
+from .data.conll import DataFormatError, read_conll, rewrite_tokens
 from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
+from .noise import ATTACK_NAMES
 
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
@@ -95,6 +96,25 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
+
+    robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
+    robustness.add_argument("models", nargs="+", help="model directories (or training output directories); "
+                            "NAME=DIR sets the name shown in tables and plots")
+    _data_options(robustness)
+    robustness.add_argument("--split", choices=("train", "dev", "test"), default="test")
+    robustness.add_argument("--attacks", default=",".join(ATTACK_NAMES),
+                            help=f"comma-separated, from {', '.join(ATTACK_NAMES)} (see entangle.noise)")
+    robustness.add_argument("--rates", default="0,0.25,0.5,0.75,1.0", help="shares of eligible words perturbed")
+    robustness.add_argument("--seed", type=int, default=0)
+    robustness.add_argument("--output", required=True, help="directory for noise_curves.{json,md,png}")
+
+    perturb = commands.add_parser("perturb", help="write a noisy copy of a dataset in its original format")
+    _data_options(perturb)
+    perturb.add_argument("--split", choices=("train", "dev", "test"), default="test")
+    perturb.add_argument("--attack", choices=ATTACK_NAMES, default="charbert")
+    perturb.add_argument("--rate", type=float, default=1.0, help="share of eligible words perturbed")
+    perturb.add_argument("--seed", type=int, default=0)
+    perturb.add_argument("--output", required=True, help="the noisy file")
     return parser
 
 
@@ -229,12 +249,50 @@ def run_predict(args: argparse.Namespace) -> None:
         out.close()
 
 
+def run_robustness(args: argparse.Namespace) -> None:
+    from .predict import Tagger
+    from .robustness import noise_curves, write_report
+
+    taggers = {}
+    for spec in args.models:
+        name, _, path = spec.rpartition("=") if "=" in spec else (Path(spec).name, "", spec)
+        taggers[name] = Tagger.from_pretrained(_model_dir(path))
+    tasks = {tagger.model.config.task for tagger in taggers.values()}
+    if len(tasks) > 1:
+        raise ValueError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
+    corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
+                         tag_column=args.tag_column, splits=(args.split,))
+    sentences = getattr(corpus, args.split)
+    if sentences is None:
+        raise FileNotFoundError(f"--data has no {args.split!r} split")
+    rates = [float(x) for x in args.rates.split(",")]
+    rows = noise_curves(taggers, sentences, args.attacks.split(","), rates, args.seed)
+    write_report(rows, args.output, f"{corpus.files[args.split]} (seed {args.seed})")
+    print((Path(args.output) / "noise_curves.md").read_text())
+
+
+def run_perturb(args: argparse.Namespace) -> None:
+    from .noise import perturb_sentences
+
+    corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
+                         tag_column=args.tag_column, splits=(args.split,))
+    sentences = getattr(corpus, args.split)
+    if sentences is None:
+        raise FileNotFoundError(f"--data has no {args.split!r} split")
+    noisy = perturb_sentences(sentences, args.attack, args.rate, args.seed)
+    rewrite_tokens(corpus.files[args.split], args.output, [w for s in noisy for w in s.words], args.token_column)
+    changed = sum(a != b for s, n in zip(sentences, noisy) for a, b in zip(s.words, n.words))
+    print(f"{args.output}: {changed} of {sum(len(s.words) for s in sentences)} words perturbed "
+          f"({args.attack}, rate {args.rate}, seed {args.seed})", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
-    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict}
+    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
+                "robustness": run_robustness, "perturb": run_perturb}
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, FileNotFoundError) as err:

@@ -92,3 +92,22 @@ def test_options_from_a_config_file(tmp_path):
     config.write_text("learning_rate: 1\n")
     with pytest.raises(SystemExit):
         parse_args(["train", "--config", str(config), "--output", "x"])
+
+
+def test_perturb_and_robustness(tmp_path, encoders, data):
+    out = tmp_path / "run"
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "1", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+    main(["perturb", "--data", str(data), "--split", "train", "--attack", "upper", "--rate", "1", "--output",
+          str(tmp_path / "noisy.txt")])
+    assert (tmp_path / "noisy.txt").read_text() == TRAIN.replace("Peter", "PETER").replace("York", "YORK").replace("lives", "LIVES").replace(
+        "there", "THERE")
+    report = tmp_path / "report"
+    main(["robustness", f"tiny={out}", str(out / "model"), "--data", str(data), "--attacks", "charbert,upper",
+          "--rates", "0,0.5,1", "--output", str(report)])
+    rows = json.loads((report / "noise_curves.json").read_text())
+    assert len(rows) == 2 * 2 * 2 * 3  # models x sides x attacks x rates
+    assert {r["model"] for r in rows} == {"tiny", "model"}
+    assert all(r["drop"] == 0 for r in rows if r["rate"] == 0)
+    assert (report / "noise_curves.png").read_bytes().startswith(b"\x89PNG")
+    assert "| tiny | subword | charbert |" in (report / "noise_curves.md").read_text()
