@@ -212,3 +212,18 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length):
     assert expected.keys() == actual.keys()
     for name in expected:
         assert torch.equal(expected[name], actual[name]), name
+
+
+def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
+    from entangle.training import parameter_groups
+
+    model, _ = tiny_model(m=1)
+    model.config.subword_encoder_pretrained = True  # as if loaded with from_pretrained
+    model.config.char_encoder_pretrained = False  # the built-in encoder from scratch
+    groups = parameter_groups(model, lr=1e-5, new_lr=1e-3, weight_decay=0.01)
+    lr_of = {id(p): (g["lr"], g["weight_decay"]) for g in groups for p in g["params"]}
+    for name, param in model.named_parameters():
+        expected_lr = 1e-5 if name.startswith("entangle.subword_encoder.") else 1e-3
+        assert lr_of[id(param)][0] == expected_lr, name
+        assert lr_of[id(param)][1] == (0.01 if param.ndim >= 2 else 0.0), name
+    assert len(lr_of) == len(list(model.parameters()))
