@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-runs/bench-wnut17}
-MODELS=("subword-alone=$RUNS/subword-alone-m-0" "char-alone=$RUNS/char-alone-m-0"
-        "entangle-m1=$RUNS/entangle-m-1" "entangle-m2=$RUNS/entangle-m-2")
+MODELS=("subword-alone=$RUNS/subword-alone-m-0-seed42" "char-alone=$RUNS/char-alone-m-0-seed42"
+        "entangle-m1=$RUNS/entangle-m-1-seed42" "entangle-m2=$RUNS/entangle-m-2-seed42")
 # The headline attack at every rate ...
 .venv/bin/entangle robustness "${MODELS[@]}" --data wnut17 --split test --attacks charbert \
     --rates 0,0.25,0.5,0.75,1.0 --seed 0 --output benchmarks/results/noise-wnut17-charbert

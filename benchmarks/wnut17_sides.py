@@ -1,10 +1,11 @@
 """WNUT-17 test entity F1: subword encoder alone vs the entanglement model's two sides.
 
-Every system is trained with the same seed, epochs, batch size and learning rates through the
-same ``entangle train`` code path; finished runs are skipped, so rerunning resumes the grid.
-Results go to ``benchmarks/results/wnut17_sides.json`` and the table in ``benchmarks/RESULTS.md``.
+Every system is trained with the same epochs, batch size and learning rates through the same
+``entangle train`` code path, for each seed; finished runs are skipped, so rerunning resumes the
+grid. Results go to ``benchmarks/results/wnut17_sides.json`` and the table in
+``benchmarks/RESULTS.md``.
 
-    python benchmarks/wnut17_sides.py [--epochs 5] [--runs-dir runs/bench-wnut17]
+    python benchmarks/wnut17_sides.py --epochs 3 --seeds 42 [43 44] [--only "subword-alone (m=0)"]
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -39,52 +41,72 @@ def run(command: list[str]) -> None:
     subprocess.run(command, check=True)
 
 
+def commit() -> str:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "entangle"], capture_output=True, text=True, cwd=ROOT).stdout
+    return head + ("+uncommitted" if dirty.strip() else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[42])
     parser.add_argument("--runs-dir", default="runs/bench-wnut17")
     parser.add_argument("--only", nargs="*", help="run only these systems")
-    parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="options passed to every train")
     args = parser.parse_args()
-    common = ["--data", "wnut17", "--epochs", str(args.epochs), "--seed", str(args.seed), "--patience", "0", *args.extra]
     entangle = [sys.executable, "-m", "entangle.cli"]
     results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {}
-    for name, (options, sides) in SYSTEMS.items():
-        if args.only and name not in args.only:
-            continue
-        output = Path(args.runs_dir) / slug(name)
-        test_file = output / "test_metrics.json"
-        if not test_file.exists():
-            run([*entangle, "train", *common, *options, "--output", str(output)])
-            run([*entangle, "evaluate", str(output), "--data", "wnut17", "--output", str(test_file)])
-        summary = json.loads((output / "train_summary.json").read_text())
-        test = json.loads(test_file.read_text())["results"]
-        results[name] = {
-            "command": " ".join(["entangle", "train", *common, *options]),
-            "train_time_s": summary["train_time_s"],
-            "best_epoch": summary["best_epoch"],
-            "sides": {side: {"dev_f1": summary["best_dev"][side]["f1"], "test_f1": test[side]["f1"],
-                             "test_precision": test[side]["precision"], "test_recall": test[side]["recall"]}
-                      for side in sides},
-        }
-        RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS_JSON.write_text(json.dumps(results, indent=2))
-        write_table(results, args)
+    for seed in args.seeds:
+        for name, (options, sides) in SYSTEMS.items():
+            if args.only and name not in args.only:
+                continue
+            common = ["--data", "wnut17", "--epochs", str(args.epochs), "--seed", str(seed), "--patience", "0"]
+            output = Path(args.runs_dir) / f"{slug(name)}-seed{seed}"
+            test_file = output / "test_metrics.json"
+            if not test_file.exists():
+                output.mkdir(parents=True, exist_ok=True)
+                (output / "commit.txt").write_text(commit())
+                run([*entangle, "train", *common, *options, "--output", str(output)])
+                run([*entangle, "evaluate", str(output), "--data", "wnut17", "--output", str(test_file)])
+            summary = json.loads((output / "train_summary.json").read_text())
+            test = json.loads(test_file.read_text())["results"]
+            results.setdefault(name, {})[str(seed)] = {
+                "command": " ".join(["entangle", "train", *common, *options]),
+                "commit": (output / "commit.txt").read_text().strip() if (output / "commit.txt").exists() else None,
+                "train_time_s": summary["train_time_s"],
+                "best_epoch": summary["best_epoch"],
+                "sides": {side: {"dev_f1": summary["best_dev"][side]["f1"], "test_f1": test[side]["f1"],
+                                 "test_precision": test[side]["precision"], "test_recall": test[side]["recall"]}
+                          for side in sides},
+            }
+            RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
+            RESULTS_JSON.write_text(json.dumps(results, indent=2))
+    write_table(results, args.epochs)
 
 
-def write_table(results: dict, args: argparse.Namespace) -> None:
-    rows = ["| system | side | dev F1 | test F1 | test P | test R | best epoch | training time |",
-            "|---|---|---|---|---|---|---|---|"]
-    for name, result in results.items():
-        for side, s in result["sides"].items():
-            rows.append(f"| {name} | {side} | {100 * s['dev_f1']:.2f} | **{100 * s['test_f1']:.2f}** | "
-                        f"{100 * s['test_precision']:.2f} | {100 * s['test_recall']:.2f} | {result['best_epoch']} | "
-                        f"{result['train_time_s'] / 60:.1f} min |")
-    commands = "\n".join(f"    {r['command']}" for r in results.values())
-    table = "\n".join(rows)
-    body = (f"<!-- {SECTION}:start -->\n{table}\n\nProduced by `python benchmarks/wnut17_sides.py "
-            f"--epochs {args.epochs} --seed {args.seed}`, which runs:\n\n{commands}\n<!-- {SECTION}:end -->")
+def _mean_std(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f}"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+
+
+def write_table(results: dict, epochs: int) -> None:
+    rows = ["| system | side | seeds | dev F1 | test F1 | test P | test R | test F1 per seed | best epoch | training time |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, by_seed in results.items():
+        seeds = sorted(by_seed, key=int)
+        for side in next(iter(by_seed.values()))["sides"]:
+            values = {k: [by_seed[s]["sides"][side][k] for s in seeds] for k in ("dev_f1", "test_f1", "test_precision", "test_recall")}
+            rows.append(
+                f"| {name} | {side} | {len(seeds)} | {_mean_std(values['dev_f1'])} | **{_mean_std(values['test_f1'])}** | "
+                f"{_mean_std(values['test_precision'])} | {_mean_std(values['test_recall'])} | "
+                + ", ".join(f"{100 * v:.2f} ({s})" for v, s in zip(values["test_f1"], seeds))
+                + f" | {', '.join(str(by_seed[s]['best_epoch']) for s in seeds)} | "
+                f"{statistics.mean(by_seed[s]['train_time_s'] for s in seeds) / 60:.1f} min |"
+            )
+    commands = "\n".join(sorted({f"    {r['command']}" for by_seed in results.values() for r in by_seed.values()}))
+    body = (f"<!-- {SECTION}:start -->\n" + "\n".join(rows) + "\n\nProduced by `python benchmarks/wnut17_sides.py "
+            f"--epochs {epochs} --seeds ...`, which runs, per system and seed:\n\n{commands}\n<!-- {SECTION}:end -->")
     text = RESULTS_MD.read_text() if RESULTS_MD.exists() else "# Results\n"
     pattern = re.compile(f"<!-- {SECTION}:start -->.*<!-- {SECTION}:end -->", re.S)
     text = pattern.sub(lambda _: body, text) if pattern.search(text) else text.rstrip() + "\n\n" + body + "\n"
