@@ -267,7 +267,7 @@ def run_robustness(args: argparse.Namespace) -> None:
         raise FileNotFoundError(f"--data has no {args.split!r} split")
     rates = [float(x) for x in args.rates.split(",")]
     rows = noise_curves(taggers, sentences, args.attacks.split(","), rates, args.seed)
-    write_report(rows, args.output, f"{corpus.files[args.split]} (seed {args.seed})")
+    write_report(rows, args.output, f"{Path(corpus.files[args.split]).name} (seed {args.seed})")
     print((Path(args.output) / "noise_curves.md").read_text())
 
 

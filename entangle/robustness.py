@@ -61,7 +61,9 @@ def write_report(rows: list[dict], directory: str | Path, title: str) -> None:
 
     columns = min(len(attacks), 4)
     figure_rows = -(-len(attacks) // columns)
-    figure, axes = plt.subplots(figure_rows, columns, figsize=(4.5 * columns, 3.6 * figure_rows), squeeze=False)
+    # At least 9 inches wide, and a band below the panels for the legend, however few panels.
+    figure, axes = plt.subplots(figure_rows, columns, figsize=(max(9.0, 4.5 * columns), 3.6 * figure_rows + 1.4),
+                                squeeze=False)
     for axis, attack in zip(axes.flat, attacks):
         for model, side in systems:
             points = sorted((r["rate"], r["score"]) for r in rows
@@ -73,7 +75,8 @@ def write_report(rows: list[dict], directory: str | Path, title: str) -> None:
         axis.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize="small")
-    figure.suptitle(title)
-    figure.tight_layout(rect=(0, 0.06 + 0.03 * (len(labels) // 3), 1, 0.95))
+    figure.suptitle(title, fontsize="medium")
+    legend_rows = -(-len(labels) // 3)
+    figure.tight_layout(rect=(0, (0.25 * legend_rows + 0.1) / figure.get_figheight(), 1, 0.95))
     figure.savefig(directory / "noise_curves.png", dpi=100)
     plt.close(figure)
