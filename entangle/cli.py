@@ -210,9 +210,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,))
-    sentences = getattr(corpus, args.split, None)
-    if sentences is None:
-        raise FileNotFoundError(f"--data has no {args.split!r} split (found: {', '.join(corpus.files) or 'none'})")
+    sentences = corpus.split(args.split)
     where = corpus.files[args.split]
     results = tagger.evaluate(sentences, str(where), accelerator)
     if not accelerator.is_main_process:
@@ -262,9 +260,7 @@ def run_robustness(args: argparse.Namespace) -> None:
         raise ValueError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
                          tag_column=args.tag_column, splits=(args.split,))
-    sentences = getattr(corpus, args.split)
-    if sentences is None:
-        raise FileNotFoundError(f"--data has no {args.split!r} split")
+    sentences = corpus.split(args.split)
     rates = [float(x) for x in args.rates.split(",")]
     rows = noise_curves(taggers, sentences, args.attacks.split(","), rates, args.seed)
     write_report(rows, args.output, f"{Path(corpus.files[args.split]).name} (seed {args.seed})")
@@ -276,9 +272,7 @@ def run_perturb(args: argparse.Namespace) -> None:
 
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
                          tag_column=args.tag_column, splits=(args.split,))
-    sentences = getattr(corpus, args.split)
-    if sentences is None:
-        raise FileNotFoundError(f"--data has no {args.split!r} split")
+    sentences = corpus.split(args.split)
     noisy = perturb_sentences(sentences, args.attack, args.rate, args.seed)
     rewrite_tokens(corpus.files[args.split], args.output, [w for s in noisy for w in s.words], args.token_column)
     changed = sum(a != b for s, n in zip(sentences, noisy) for a, b in zip(s.words, n.words))

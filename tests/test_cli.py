@@ -111,3 +111,12 @@ def test_perturb_and_robustness(tmp_path, encoders, data):
     assert all(r["drop"] == 0 for r in rows if r["rate"] == 0)
     assert (report / "noise_curves.png").read_bytes().startswith(b"\x89PNG")
     assert "| tiny | subword | charbert |" in (report / "noise_curves.md").read_text()
+
+
+def test_a_missing_split_is_named(tmp_path, encoders, data):
+    out = tmp_path / "run"
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "0", "--side", "subword", "--epochs", "1", "--output", str(out)])
+    (data / "test.txt").unlink()
+    with pytest.raises(SystemExit, match="no 'test' split"):
+        main(["evaluate", str(out), "--data", str(data)])

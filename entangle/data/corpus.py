@@ -21,6 +21,13 @@ class Corpus:
     task: str
     files: dict[str, Path]
 
+    def split(self, name: str) -> list[Sentence]:
+        """The sentences of a split that was read; a clear error when the data has none."""
+        sentences = getattr(self, name)
+        if sentences is None:
+            raise FileNotFoundError(f"the data has no {name!r} split (found: {', '.join(self.files) or 'none'})")
+        return sentences
+
     @property
     def labels(self) -> list[str]:
         """The label set training defines; dev and test are checked against it."""
