@@ -14,9 +14,11 @@ from transformers.utils import logging as transformers_logging
 from .data.conll import DataFormatError, read_conll, rewrite_tokens
 from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
+from .data.raw_text import NoTextError
 from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
+from .pretraining import OBJECTIVES
 
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
@@ -48,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "last checkpoint left it, with the options it was started with")
     train.add_argument("--save-steps", type=int, help="also checkpoint every N optimizer steps (always after each epoch)")
     train.add_argument("--char", default=DEFAULT_CHAR, help="character encoder: 'builtin' (from scratch), "
-                       "a CANINE hub name (google/canine-s) or a directory")
+                       "a CANINE hub name (google/canine-s), a directory (e.g. from pretrain-char) or a .json config "
+                       "(a fresh encoder of that architecture)")
     train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
                        "all-MiniLM-L6-v2), any hub name with a fast tokenizer, or a directory")
     train.add_argument("-m", "--coattention-layers", type=int, default=2, help="co-attention modules per side; "
@@ -115,6 +118,34 @@ def build_parser() -> argparse.ArgumentParser:
     perturb.add_argument("--rate", type=float, default=1.0, help="share of eligible words perturbed")
     perturb.add_argument("--seed", type=int, default=0)
     perturb.add_argument("--output", required=True, help="the noisy file")
+
+    pretrain = commands.add_parser("pretrain-char", help="pretrain a character encoder on raw text (character "
+                                   "MLM and/or distillation from a subword encoder)")
+    pretrain.add_argument("--text", nargs="*", default=[], help="raw text files, one text per line")
+    pretrain.add_argument("--data", nargs="*", default=[], help="dataset names or paths whose *training* split "
+                          f"text is used ({', '.join(sorted(DATASETS))}); dev and test are never read")
+    pretrain.add_argument("--data-dir", help="where named datasets are looked for (as for train)")
+    pretrain.add_argument("--output", help="output directory: the encoder (--char OUTPUT loads it), its log, "
+                          "plot, summary and checkpoint")
+    pretrain.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run exactly, with its options")
+    pretrain.add_argument("--char", default=DEFAULT_CHAR, help="the encoder to pretrain: 'builtin', a .json config "
+                          "(e.g. {\"model_type\": \"canine\", ...} for a small CANINE) or a saved encoder directory")
+    pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
+                          "of train)")
+    pretrain.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    pretrain.add_argument("--max-steps", type=int, default=2000, help="optimizer steps (the learning-rate schedule "
+                          "spans them)")
+    pretrain.add_argument("--max-minutes", type=float, help="also stop after this much training time")
+    pretrain.add_argument("--batch-size", type=int, default=32)
+    pretrain.add_argument("--lr", type=float, default=1e-3)
+    pretrain.add_argument("--mask-rate", type=float, default=0.15, help="share of characters masked (mlm)")
+    pretrain.add_argument("--noise-rate", type=float, default=0.5, help="share of eligible words misspelled in "
+                          "the noisy copy the encoder also distills from (0: none)")
+    pretrain.add_argument("--distill-loss", choices=("cosine", "mse"), default="cosine")
+    pretrain.add_argument("--max-chars", type=int, default=256, help="texts are cut into windows of this many characters")
+    pretrain.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
+    pretrain.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
+    pretrain.add_argument("--seed", type=int, default=42)
     return parser
 
 
@@ -151,6 +182,20 @@ def _model_dir(path: str) -> Path:
     return directory / BEST_DIR if (directory / BEST_DIR / "config.json").is_file() else directory
 
 
+def _resumable(args: argparse.Namespace) -> argparse.Namespace:
+    """Record a new run's options in its output directory; with ``--resume OUTPUT``, read them back."""
+    if args.resume:
+        saved = Path(args.resume) / RUN_ARGS
+        if not saved.is_file():
+            raise FileNotFoundError(f"{saved}: not an output directory of entangle {args.command} (no {RUN_ARGS})")
+        return argparse.Namespace(**{**json.loads(saved.read_text()), "resume": args.resume, "output": args.resume})
+    if not args.output:
+        raise FileNotFoundError("give --output (or --resume OUTPUT)")
+    Path(args.output).mkdir(parents=True, exist_ok=True)
+    (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
+    return args
+
+
 def run_train(args: argparse.Namespace) -> None:
     from accelerate.utils import set_seed
 
@@ -158,16 +203,7 @@ def run_train(args: argparse.Namespace) -> None:
     from .predict import Tagger
     from .training import TrainingConfig
 
-    if args.resume:
-        saved = Path(args.resume) / RUN_ARGS
-        if not saved.is_file():
-            raise FileNotFoundError(f"{saved}: not a training output directory (no {RUN_ARGS})")
-        args = argparse.Namespace(**{**json.loads(saved.read_text()), "resume": args.resume, "output": args.resume})
-    elif not args.output:
-        raise FileNotFoundError("give --output (or --resume OUTPUT)")
-    else:
-        Path(args.output).mkdir(parents=True, exist_ok=True)
-        (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
+    args = _resumable(args)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
                          tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"))
     if corpus.train is None:
@@ -223,7 +259,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> None:
-    from .predict import Tagger, split_words
+    from .data.raw_text import split_words
+    from .predict import Tagger
 
     tagger = Tagger.from_pretrained(_model_dir(args.model), batch_size=args.batch_size)
     if args.input_format == "conll":
@@ -280,16 +317,41 @@ def run_perturb(args: argparse.Namespace) -> None:
           f"({args.attack}, rate {args.rate}, seed {args.seed})", file=sys.stderr)
 
 
+def run_pretrain_char(args: argparse.Namespace) -> None:
+    from .data.raw_text import read_raw_corpus
+    from .modeling.encoders import load_char_encoder, load_subword_encoder
+    from .pretraining import PretrainConfig, pretrain_char
+
+    args = _resumable(args)
+    config = PretrainConfig(
+        output_dir=args.output, objectives=tuple(args.objectives), max_steps=args.max_steps,
+        max_minutes=args.max_minutes, batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate,
+        noise_rate=args.noise_rate, distill_loss=args.distill_loss, max_chars=args.max_chars,
+        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, resume=bool(args.resume),
+        command=args.command_line,
+    )
+    corpus = read_raw_corpus(args.text, args.data, args.data_dir)
+    for source in corpus.sources:
+        print(f"text: {source.source}: {source.texts} texts, {source.words} words, {source.characters} characters",
+              file=sys.stderr)
+    teacher, tokenizer = load_subword_encoder(args.teacher) if "distill" in config.objectives else (None, None)
+    encoder = load_char_encoder(args.char)
+    summary = pretrain_char(encoder, corpus, config, teacher, tokenizer)
+    print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
+          f"{summary['pretrain_time_s']} s; last losses: "
+          + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
-                "robustness": run_robustness, "perturb": run_perturb}
+                "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char}
     try:
         handlers[args.command](args)
-    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, FileNotFoundError) as err:
+    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, FileNotFoundError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
 

@@ -1,4 +1,5 @@
-"""Training curves: train loss and each side's dev score per epoch, as a PNG beside the log."""
+"""Training curves (train loss and each side's dev score per epoch) and pretraining losses, as PNGs
+beside their logs."""
 
 from __future__ import annotations
 
@@ -26,6 +27,25 @@ def plot_training_curves(metrics_log: Path, png: Path, main_score: str) -> None:
     for axis in (loss_axis, score_axis):
         axis.grid(alpha=0.3)
         axis.set_xticks(epochs)
+    figure.tight_layout()
+    figure.savefig(png, dpi=100)
+    plt.close(figure)
+
+
+def plot_pretraining_losses(records: list[dict], png: Path) -> None:
+    """One panel per objective's loss against the step (the noisy copy's beside the clean one)."""
+    steps = [r["step"] for r in records]
+    panels = [("mlm", ["mlm_loss"], "cross-entropy"), ("distillation", ["distill_loss", "distill_noisy_loss"], "loss")]
+    panels = [(title, [k for k in keys if k in records[0]], unit) for title, keys, unit in panels]
+    panels = [p for p in panels if p[1]]
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for axis, (title, keys, unit) in zip(axes[0], panels):
+        for key in keys:
+            axis.plot(steps, [r[key] for r in records], label="noisy copy" if "noisy" in key else "clean text")
+        axis.set(title=title, xlabel="step", ylabel=unit)
+        axis.grid(alpha=0.3)
+        if len(keys) > 1:
+            axis.legend()
     figure.tight_layout()
     figure.savefig(png, dpi=100)
     plt.close(figure)

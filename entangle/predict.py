@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,19 +13,10 @@ from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from .data.batching import Collator, inference_batches
 from .data.conll import Sentence
 from .data.features import Featurizer, Window
+from .data.raw_text import split_words
 from .data.labels import check_labels
 from .metrics import score
 from .modeling import EntangleForTokenClassification
-
-# URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
-# hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
-_WORD = re.compile(r"https?://\S+|www\.\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]", re.UNICODE)
-
-
-def split_words(text: str) -> list[str]:
-    """Raw text -> words, for ``predict`` on plain text."""
-    return _WORD.findall(text)
-
 
 @dataclass
 class TaggedSentence:

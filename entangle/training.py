@@ -20,7 +20,7 @@ from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from .data.batching import Collator, train_loader
+from .data.batching import train_loader
 from .data.conll import Sentence
 from .metrics import MAIN_SCORE
 from .model_card import write_model_card

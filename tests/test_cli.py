@@ -67,7 +67,7 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
     # a finished run resumes to the same end: nothing more to train
     main(["train", "--resume", str(out)])
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
-    with pytest.raises(SystemExit, match="not a training output directory"):
+    with pytest.raises(SystemExit, match="not an output directory of entangle train"):
         main(["train", "--resume", str(tmp_path)])
 
 
@@ -120,3 +120,28 @@ def test_a_missing_split_is_named(tmp_path, encoders, data):
     (data / "test.txt").unlink()
     with pytest.raises(SystemExit, match="no 'test' split"):
         main(["evaluate", str(out), "--data", str(data)])
+
+
+def test_pretrain_char_then_train_on_the_result(tmp_path, encoders, data, capsys):
+    (tmp_path / "texts.txt").write_text("Peter lives in New York .\nlol sooo gooood\n" * 6)
+    canine = tmp_path / "canine.json"
+    canine.write_text(json.dumps({"model_type": "canine", "hidden_size": 32, "num_hidden_layers": 1,
+                                  "num_attention_heads": 2, "intermediate_size": 37, "num_hash_buckets": 64,
+                                  "local_transformer_stride": 8, "max_position_embeddings": 512}))
+    out = tmp_path / "pretrained"
+    main(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--data", str(data / "train.txt"),
+          "--char", str(canine), "--teacher", str(encoders / "subword"), "--max-steps", "4", "--batch-size", "4",
+          "--log-steps", "2", "--output", str(out)])
+    summary = json.loads((out / "pretraining.json").read_text())
+    assert [s["texts"] for s in summary["corpus"]] == [12, 8] and summary["steps"] == 4
+    assert {"mlm_loss", "distill_loss", "distill_noisy_loss"} <= set(summary["last_log"])
+    assert "12 texts" in capsys.readouterr().err
+    main(["pretrain-char", "--resume", str(out)])  # finished: resuming changes nothing
+    assert len((out / "pretrain_log.jsonl").read_text().splitlines()) == 2
+    main(["train", "--data", str(data), "--char", str(out), "--subword", str(encoders / "subword"), "-m", "1",
+          "--epochs", "1", "--batch-size", "4", "--output", str(tmp_path / "run")])
+    config = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
+    assert config["char_config"]["model_type"] == "canine" and config["char_encoder_pretrained"]
+    (tmp_path / "empty.txt").write_text("\n\n")
+    with pytest.raises(SystemExit, match="empty.txt: no text in it"):
+        main(["pretrain-char", "--text", str(tmp_path / "empty.txt"), "--output", str(tmp_path / "x")])

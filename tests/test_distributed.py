@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 from entangle.cli import main
 from test_cli import DEV, TRAIN, encoders  # noqa: F401  (fixture)

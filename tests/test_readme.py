@@ -1,6 +1,5 @@
 """The README's Python example runs as written, on a smaller training budget."""
 
-import os
 import re
 from pathlib import Path
 

@@ -31,7 +31,7 @@ class Sentence:
     source: str = ""
 
 
-def _decoded_lines(path: Path):
+def decoded_lines(path: Path):
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -72,7 +72,7 @@ def read_conll(
             sentences.append(Sentence(words, tags if tag_column is not None else None, f"{path}:{first_line}"))
         words, tags = [], []
 
-    for number, line in _decoded_lines(path):
+    for number, line in decoded_lines(path):
         if not line.strip():
             close_sentence()
             continue
@@ -134,7 +134,7 @@ def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str],
     words = iter(new_words)
     separator = None
     with open(out_path, "w", encoding="utf-8", newline="") as out:
-        for _, line in _decoded_lines(path):
+        for _, line in decoded_lines(path):
             if line.strip():
                 separator = separator or ("\t" if "\t" in line else " ")
                 fields = _split(line, separator)

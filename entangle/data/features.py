@@ -163,14 +163,7 @@ class Featurizer:
     def _fill(self, window: Window, aligned: AlignedSentence, labels: list[int] | None) -> None:
         words = range(window.start, window.end)
         if self.use_chars:
-            ids = [CHAR_CLS]
-            for i in words:
-                if i > window.start:
-                    ids.append(SPACE)
-                window.char_word_starts.append(len(ids))
-                ids.extend(aligned.chars[i])
-            ids.append(CHAR_SEP)
-            window.char_ids = ids
+            window.char_ids, window.char_word_starts = char_window([aligned.chars[i] for i in words])
         if aligned.subwords is not None:
             ids = list(self.prefix)
             for i in words:
@@ -180,6 +173,18 @@ class Featurizer:
             window.subword_ids = ids
         if labels is not None:
             window.labels = [labels[i] if window.own_start <= i < window.own_end else IGNORE for i in words]
+
+
+def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:
+    """The code points of words joined by spaces between the start/end markers, and where each word starts."""
+    ids, starts = [CHAR_CLS], []
+    for i, word in enumerate(words):
+        if i:
+            ids.append(SPACE)
+        starts.append(len(ids))
+        ids.extend(word)
+    ids.append(CHAR_SEP)
+    return ids, starts
 
 
 def _special_tokens(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:

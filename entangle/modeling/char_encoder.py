@@ -19,6 +19,12 @@ from transformers.modeling_outputs import BaseModelOutput
 # needs no vocabulary file and accepts every Unicode script; collisions are resolved by using
 # several hash functions and summing their embeddings.
 _HASH_MULTIPLIERS = (31, 43, 59, 61, 73, 97, 103, 113)
+MAX_HASH_FUNCTIONS = len(_HASH_MULTIPLIERS)
+
+
+def hash_code_points(code_points: torch.Tensor, k: int, buckets: int) -> torch.Tensor:
+    """Bucket of each code point under hash function ``k``."""
+    return (code_points * _HASH_MULTIPLIERS[k] + k) % buckets
 
 
 @strict
@@ -62,8 +68,8 @@ class CharEncoderConfig(PreTrainedConfig):
         super().validate_architecture()
         if self.hidden_size % 2:
             raise ValueError(f"hidden_size must be even (two LSTM directions), got {self.hidden_size}")
-        if not 1 <= self.num_hash_functions <= len(_HASH_MULTIPLIERS):
-            raise ValueError(f"num_hash_functions must be in 1..{len(_HASH_MULTIPLIERS)}")
+        if not 1 <= self.num_hash_functions <= MAX_HASH_FUNCTIONS:
+            raise ValueError(f"num_hash_functions must be in 1..{MAX_HASH_FUNCTIONS}")
 
 
 class CharEncoderModel(PreTrainedModel):
@@ -96,9 +102,7 @@ class CharEncoderModel(PreTrainedModel):
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
         buckets = self.config.num_hash_buckets
-        return sum(
-            table((input_ids * _HASH_MULTIPLIERS[k] + k) % buckets) for k, table in enumerate(self.embeddings)
-        )
+        return sum(table(hash_code_points(input_ids, k, buckets)) for k, table in enumerate(self.embeddings))
 
     def forward(
         self,

@@ -6,6 +6,9 @@ CANINE / BERT / RoBERTa / XLM-R model; the names below resolve without a hub.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .char_encoder import CharEncoderConfig, CharEncoderModel
@@ -40,15 +43,22 @@ def resolve_subword_source(name: str) -> str:
 
 
 def load_char_encoder(name: str) -> PreTrainedModel:
-    """``builtin`` -> a fresh from-scratch encoder; otherwise CANINE or a saved built-in encoder."""
+    """``builtin`` -> a fresh built-in encoder; a ``.json`` config file -> a fresh encoder of that
+    architecture (e.g. a small CANINE); otherwise CANINE or a saved encoder, with its weights."""
     if name == BUILTIN_CHAR:
         return CharEncoderModel(CharEncoderConfig())
-    config = AutoConfig.from_pretrained(name)
+    if name.endswith(".json") and Path(name).is_file():
+        values = json.loads(Path(name).read_text())
+        if "model_type" not in values:
+            raise ValueError(f"{name}: a character encoder config needs a 'model_type' ({' or '.join(CHAR_MODEL_TYPES)})")
+        config = AutoConfig.for_model(values.pop("model_type"), **values)
+    else:
+        config = AutoConfig.from_pretrained(name)
     if config.model_type not in CHAR_MODEL_TYPES:
         raise ValueError(
             f"{name!r} is a {config.model_type!r} model, not a character encoder (expected one of {CHAR_MODEL_TYPES})"
         )
-    return AutoModel.from_pretrained(name)
+    return AutoModel.from_config(config) if name.endswith(".json") else AutoModel.from_pretrained(name)
 
 
 def load_subword_encoder(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

@@ -1,0 +1,72 @@
+"""Unlabelled text for pretraining: raw text files (one text per line) or the training split of a
+labelled dataset. Nothing else is read, so dev and test text never leak into pretraining."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .conll import DataFormatError, decoded_lines
+from .corpus import load_corpus
+
+# URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
+# hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
+_WORD = re.compile(r"https?://\S+|www\.\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]", re.UNICODE)
+
+
+def split_words(text: str) -> list[str]:
+    """Raw text -> words, for ``predict`` on plain text."""
+    return _WORD.findall(text)
+
+
+class NoTextError(ValueError):
+    """A pretraining source (or the whole corpus) without any text."""
+
+
+@dataclass
+class TextSource:
+    """Where texts came from and how much, for the record a pretraining run keeps."""
+
+    source: str
+    texts: int
+    words: int
+    characters: int
+
+
+@dataclass
+class RawCorpus:
+    texts: list[list[str]] = field(default_factory=list)  # words of each text
+    sources: list[TextSource] = field(default_factory=list)
+
+    def add(self, source: str, texts: list[list[str]]) -> None:
+        if not texts:
+            raise NoTextError(f"{source}: no text in it")
+        self.texts.extend(texts)
+        self.sources.append(TextSource(source, len(texts), sum(map(len, texts)),
+                                       sum(len(w) for t in texts for w in t)))
+
+
+def read_text_file(path: str | Path) -> list[list[str]]:
+    """One text per non-blank line, split into words the way ``entangle predict`` splits text."""
+    texts = []
+    for number, line in decoded_lines(Path(path)):
+        if line.strip():
+            words = split_words(line)
+            if not words:
+                raise DataFormatError(path, number, "a line with text but no word in it")
+            texts.append(words)
+    return texts
+
+
+def read_raw_corpus(text_files: list[str] = (), datasets: list[str] = (), data_dir: str | None = None) -> RawCorpus:
+    """Texts of ``text_files`` and the *training* split of each dataset in ``datasets``."""
+    corpus = RawCorpus()
+    for path in text_files:
+        corpus.add(str(path), read_text_file(path))
+    for name in datasets:
+        data = load_corpus(name, data_dir=data_dir, task="tagging", splits=("train",))
+        corpus.add(f"{data.files['train']} (train split of {name})", [s.words for s in data.split("train")])
+    if not corpus.texts:
+        raise NoTextError("no pretraining text: give --text FILE and/or --data DATASET")
+    return corpus

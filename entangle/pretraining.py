@@ -1,0 +1,420 @@
+"""Pretraining a character encoder without a hub, so the character side starts informed.
+
+A from-scratch character encoder learns little from a few thousand labelled sentences. Two
+objectives teach it from unlabelled text, alone or summed:
+
+- ``mlm``, character masked language modelling: spans of 1 to ``max_span`` characters are
+  masked (``mask_rate`` of the characters; 80% replaced by CANINE's mask code point, 10% by a
+  random character of the batch, 10% kept) and the encoder's state at each masked position
+  predicts the original code point. Targets are the code point's hash buckets (one classifier
+  per hash function, the way the built-in encoder embeds characters), so every script works and
+  no vocabulary is needed.
+- ``distill``, distillation from a pretrained subword encoder (the idea of Char2Subword): the
+  mean of the encoder's states over a word's characters, through a learned projection, is
+  trained to match the frozen teacher's mean contextual state over that word's subwords (cosine
+  or MSE). With ``noise_rate > 0`` the encoder also reads a misspelled copy of each text
+  (CharBERT's attacks on that share of eligible words) and is held to the *clean* text's teacher
+  states, so misspellings land near their correct spelling.
+
+The loop mirrors :mod:`entangle.training`: Accelerate, length-grouped batches, warm-up and
+linear decay over ``max_steps``, an optional wall-clock budget, checkpoints swapped in
+atomically, exact resume (the mask generator's state included), a JSON-lines loss log and a
+plot. The output directory *is* a character encoder: ``--char OUTPUT`` loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from accelerate import Accelerator
+from accelerate.utils import set_seed
+from torch import nn
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup
+
+from .data.batching import train_loader
+from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, Featurizer, char_window
+from .data.raw_text import RawCorpus
+from .modeling.char_encoder import hash_code_points
+from .modeling.encoders import subword_window_limit
+from .noise import perturb_words
+from .plots import plot_pretraining_losses
+from .training import CHECKPOINT_DIR, _temporary, swap_in
+
+OBJECTIVES = ("mlm", "distill")
+#: CANINE's mask code point (private use area).
+CHAR_MASK = 0xE003
+#: The MLM head classifies each masked code point into buckets of this many hash functions.
+MLM_HASH_FUNCTIONS, MLM_HASH_BUCKETS = 2, 8192
+LOG = "pretrain_log.jsonl"
+LOSSES_PNG = "pretrain_losses.png"
+SUMMARY = "pretraining.json"
+
+
+@dataclass
+class PretrainConfig:
+    output_dir: str
+    objectives: tuple[str, ...] = OBJECTIVES
+    max_steps: int = 2000
+    max_minutes: float | None = None  # stop earlier when this much training time has passed
+    batch_size: int = 32
+    lr: float = 1e-3
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    mask_rate: float = 0.15
+    max_span: int = 3
+    noise_rate: float = 0.5  # share of eligible words misspelled in the noisy copy; 0: no noisy copy
+    distill_loss: str = "cosine"  # or "mse"
+    max_chars: int = 256  # texts are cut into windows of at most this many characters
+    save_steps: int = 200
+    log_steps: int = 25
+    seed: int = 42
+    resume: bool = False
+    command: str | None = None  # the command line, recorded in the summary
+
+    def __post_init__(self):
+        self.objectives = tuple(self.objectives)
+        unknown = set(self.objectives) - set(OBJECTIVES)
+        if not self.objectives or unknown:
+            raise ValueError(f"objectives must be some of {', '.join(OBJECTIVES)}, got {', '.join(self.objectives)}")
+        if self.distill_loss not in ("cosine", "mse"):
+            raise ValueError(f"distill_loss must be 'cosine' or 'mse', got {self.distill_loss!r}")
+        if not 0.0 < self.mask_rate < 1.0:
+            raise ValueError(f"mask_rate must be in (0, 1), got {self.mask_rate}")
+
+
+# ---------------------------------------------------------------------------------- examples
+@dataclass
+class Example:
+    """One window of a text; spans are ``[start, end)`` of the words the window owns."""
+
+    char_ids: list[int]
+    char_spans: list[tuple[int, int]]
+    subword_ids: list[int] = field(default_factory=list)
+    subword_spans: list[tuple[int, int]] = field(default_factory=list)
+    noisy_char_ids: list[int] = field(default_factory=list)
+    noisy_char_spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        return len(self.char_ids)
+
+
+def _char_spans(ids: list[int], starts: list[int], owned: range) -> list[tuple[int, int]]:
+    ends = [s - 1 for s in starts[1:]] + [len(ids) - 1]  # before the space / the end marker
+    return [(starts[j], ends[j]) for j in owned]
+
+
+def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrainedTokenizerBase | None = None,
+                   max_subwords: int | None = None, noise_rate: float = 0.0, seed: int = 0) -> list[Example]:
+    """Windows of every text with word spans on the character side (clean and, with
+    ``noise_rate``, misspelled) and, with a teacher ``tokenizer``, on the subword side."""
+    featurizer = Featurizer(tokenizer, max_chars, max_subwords if tokenizer is not None else None)
+    noisy = None
+    if noise_rate > 0:
+        flat = perturb_words([w for t in texts for w in t], "charbert", noise_rate, seed)
+        positions = [0]
+        for t in texts:
+            positions.append(positions[-1] + len(t))
+        noisy = [flat[positions[i] : positions[i + 1]] for i in range(len(texts))]
+    examples = []
+    for window in featurizer.featurize(texts):
+        owned = range(window.own_start - window.start, window.own_end - window.start)
+        example = Example(window.char_ids, _char_spans(window.char_ids, window.char_word_starts, owned))
+        if tokenizer is not None:
+            ends = window.subword_word_starts[1:] + [len(window.subword_ids) - len(featurizer.suffix)]
+            example.subword_ids = window.subword_ids
+            example.subword_spans = [(window.subword_word_starts[j], ends[j]) for j in owned]
+        if noisy is not None:
+            words = [[ord(c) for c in w[: featurizer.char_budget]] for w in noisy[window.sentence][window.start : window.end]]
+            ids, starts = char_window(words)
+            example.noisy_char_ids, example.noisy_char_spans = ids, _char_spans(ids, starts, owned)
+        examples.append(example)
+    return examples
+
+
+def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows])
+
+
+def _spans(rows: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(batch, words, 2) spans padded with empty spans, and (batch, words) which are real."""
+    width = max(len(r) for r in rows)
+    spans = torch.tensor([list(r) + [(0, 0)] * (width - len(r)) for r in rows]).reshape(len(rows), width, 2)
+    return spans, spans[..., 1] > spans[..., 0]
+
+
+class PretrainCollator:
+    def __init__(self, subword_pad_id: int | None):
+        self.subword_pad_id = subword_pad_id
+
+    def __call__(self, examples: list[Example]) -> dict[str, torch.Tensor]:
+        batch = {"char_ids": _pad([e.char_ids for e in examples], CHAR_PAD)}
+        batch["char_spans"], batch["word_mask"] = _spans([e.char_spans for e in examples])
+        if examples[0].subword_ids:
+            batch["subword_ids"] = _pad([e.subword_ids for e in examples], self.subword_pad_id)
+            batch["subword_mask"] = _pad([[1] * len(e.subword_ids) for e in examples], 0)
+            batch["subword_spans"], _ = _spans([e.subword_spans for e in examples])
+        if examples[0].noisy_char_ids:
+            batch["noisy_char_ids"] = _pad([e.noisy_char_ids for e in examples], CHAR_PAD)
+            batch["noisy_char_spans"], _ = _spans([e.noisy_char_spans for e in examples])
+        return batch
+
+
+# ---------------------------------------------------------------------------------- objectives
+def mask_spans(char_ids: torch.Tensor, rate: float, max_span: int, generator: torch.Generator
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked inputs and which positions were masked. Spans start at random real characters
+    (never the start/end markers or padding) with lengths uniform in 1..``max_span``."""
+    maskable = (char_ids != CHAR_PAD) & (char_ids != CHAR_CLS) & (char_ids != CHAR_SEP)
+    n = char_ids.shape[1]
+    mean_span = (1 + max_span) / 2
+    starts = (torch.rand(char_ids.shape, generator=generator) < rate / mean_span) & maskable
+    lengths = torch.randint(1, max_span + 1, char_ids.shape, generator=generator)
+    masked = torch.zeros_like(maskable)
+    for k in range(max_span):
+        masked[:, k:] |= (starts & (lengths > k))[:, : n - k]
+    masked &= maskable
+    if not masked.any():  # a batch of very short texts: mask one character so the loss exists
+        rows, cols = maskable.nonzero(as_tuple=True)
+        pick = torch.randint(len(rows), (1,), generator=generator)
+        masked[rows[pick], cols[pick]] = True
+    inputs = char_ids.clone()
+    how = torch.rand(char_ids.shape, generator=generator)
+    real = char_ids[maskable]
+    random_chars = real[torch.randint(len(real), char_ids.shape, generator=generator)]
+    inputs[masked & (how < 0.8)] = CHAR_MASK
+    swap = masked & (how >= 0.8) & (how < 0.9)
+    inputs[swap] = random_chars[swap]
+    return inputs, masked
+
+
+class CharMLMHead(nn.Module):
+    """State -> dense -> GELU -> LayerNorm -> one bucket classifier per hash function."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.transform = nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.LayerNorm(width))
+        self.decoders = nn.ModuleList(nn.Linear(width, MLM_HASH_BUCKETS) for _ in range(MLM_HASH_FUNCTIONS))
+
+    def forward(self, states: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean cross-entropy over hash functions, and the share of code points with every bucket right."""
+        hidden = self.transform(states)
+        losses, right = [], torch.ones_like(targets, dtype=torch.bool)
+        for k, decoder in enumerate(self.decoders):
+            logits = decoder(hidden)
+            buckets = hash_code_points(targets, k, MLM_HASH_BUCKETS)
+            losses.append(F.cross_entropy(logits, buckets))
+            right &= logits.argmax(-1) == buckets
+        return torch.stack(losses).mean(), right.float().mean()
+
+
+def pool_spans(states: torch.Tensor, spans: torch.Tensor) -> torch.Tensor:
+    """Mean state over each span: (batch, length, width), (batch, words, 2) -> (batch, words, width)."""
+    positions = torch.arange(states.shape[1], device=states.device)
+    inside = (positions >= spans[..., :1]) & (positions < spans[..., 1:])  # (batch, words, length)
+    weights = inside.to(states.dtype)
+    return weights @ states / weights.sum(-1, keepdim=True).clamp(min=1)
+
+
+class CharPretrainingModel(nn.Module):
+    """The character encoder with the heads of its objectives (the heads are dropped at the end)."""
+
+    def __init__(self, encoder: PreTrainedModel, objectives: tuple[str, ...], teacher_width: int | None,
+                 distill_loss: str = "cosine"):
+        super().__init__()
+        self.encoder = encoder
+        width = encoder.config.hidden_size
+        self.mlm_head = CharMLMHead(width) if "mlm" in objectives else None
+        self.projection = nn.Linear(width, teacher_width) if "distill" in objectives else None
+        self.distill_loss = distill_loss
+
+    def encode(self, char_ids: torch.Tensor) -> torch.Tensor:
+        return self.encoder(input_ids=char_ids, attention_mask=(char_ids != CHAR_PAD).long()).last_hidden_state
+
+    def mlm(self, inputs: torch.Tensor, masked: torch.Tensor, targets: torch.Tensor):
+        return self.mlm_head(self.encode(inputs)[masked], targets[masked])
+
+    def distill(self, char_ids: torch.Tensor, spans: torch.Tensor, word_mask: torch.Tensor,
+                teacher_words: torch.Tensor) -> torch.Tensor:
+        student = self.projection(pool_spans(self.encode(char_ids), spans))[word_mask]
+        teacher = teacher_words[word_mask]
+        if self.distill_loss == "cosine":
+            return (1 - F.cosine_similarity(student, teacher, dim=-1)).mean()
+        return F.mse_loss(student, teacher)
+
+
+# ---------------------------------------------------------------------------------- the loop
+class PretrainState:
+    """Where the loop is, beyond Accelerate's own checkpoint: enough to continue exactly."""
+
+    _FIELDS = ("epoch", "batches_done", "step", "elapsed", "log_lines", "sums", "counts")
+
+    def __init__(self, generator: torch.Generator, mask_generator: torch.Generator):
+        self.generator, self.mask_generator = generator, mask_generator
+        self.epoch, self.batches_done, self.step, self.elapsed, self.log_lines = 1, 0, 0, 0.0, 0
+        self.sums: dict[str, float] = {}  # loss sums since the last log line
+        self.counts: dict[str, int] = {}
+        self.epoch_generator_state = generator.get_state()
+
+    def add(self, name: str, value: float) -> None:
+        self.sums[name] = self.sums.get(name, 0.0) + value
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def state_dict(self) -> dict:
+        return {**{name: getattr(self, name) for name in self._FIELDS},
+                "epoch_generator_state": self.epoch_generator_state,
+                "mask_generator_state": self.mask_generator.get_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in self._FIELDS:
+            setattr(self, name, state[name])
+        self.epoch_generator_state = state["epoch_generator_state"]
+        self.mask_generator.set_state(state["mask_generator_state"])
+
+
+def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainConfig,
+                  teacher: PreTrainedModel | None = None, tokenizer: PreTrainedTokenizerBase | None = None) -> dict:
+    """Pretrain ``encoder`` in place on ``corpus``; save it to ``config.output_dir``; return the summary."""
+    distill = "distill" in config.objectives
+    if distill and (teacher is None or tokenizer is None):
+        raise ValueError("the distill objective needs a teacher subword encoder and its tokenizer")
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    accelerator = Accelerator()
+    set_seed(config.seed)
+    examples = build_examples(
+        corpus.texts, config.max_chars, tokenizer if distill else None,
+        subword_window_limit(teacher.config, tokenizer) if distill else None,
+        config.noise_rate if distill else 0.0, config.seed,
+    )
+    generator = torch.Generator().manual_seed(config.seed)
+    mask_generator = torch.Generator().manual_seed(config.seed + 1)
+    loader = train_loader(examples, config.batch_size, PretrainCollator(tokenizer.pad_token_id if distill else None),
+                          generator)
+    model = CharPretrainingModel(encoder, config.objectives, teacher.config.hidden_size if distill else None,
+                                 config.distill_loss)
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    scheduler = accelerator.prepare(get_linear_schedule_with_warmup(  # a prepared scheduler steps once per process
+        optimizer, int(config.warmup_ratio * config.max_steps) * accelerator.num_processes,
+        config.max_steps * accelerator.num_processes))
+    if distill:
+        teacher = teacher.to(accelerator.device).eval().requires_grad_(False)
+    state = PretrainState(generator, mask_generator)
+    accelerator.register_for_checkpointing(state)
+    if config.resume:
+        if not (output / CHECKPOINT_DIR).is_dir():
+            raise FileNotFoundError(f"{output / CHECKPOINT_DIR}: no checkpoint to resume from")
+        accelerator.load_state(output / CHECKPOINT_DIR)
+    log_path = output / LOG
+    kept = log_path.read_text().splitlines()[: state.log_lines] if config.resume and log_path.exists() else []
+    if accelerator.is_main_process:
+        log_path.write_text("".join(line + "\n" for line in kept))
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return state.elapsed + time.perf_counter() - started
+
+    def checkpoint() -> None:
+        nonlocal started
+        state.elapsed, started = elapsed(), time.perf_counter()
+        temporary = output / (CHECKPOINT_DIR + ".tmp")
+        if accelerator.is_main_process:
+            _temporary(temporary)
+        accelerator.wait_for_everyone()
+        accelerator.save_state(temporary)  # every rank takes part; the main process writes
+        accelerator.wait_for_everyone()
+        if accelerator.is_main_process:
+            swap_in(temporary, output / CHECKPOINT_DIR)
+
+    def out_of_time() -> bool:
+        return config.max_minutes is not None and elapsed() >= 60 * config.max_minutes
+
+    def step_losses(batch: dict) -> torch.Tensor:
+        total = 0.0
+        if "mlm" in config.objectives:
+            inputs, masked = mask_spans(batch["char_ids"].cpu(), config.mask_rate, config.max_span, mask_generator)
+            loss, accuracy = model.mlm(inputs.to(accelerator.device), masked.to(accelerator.device), batch["char_ids"])
+            state.add("mlm_loss", loss.item())
+            state.add("mlm_accuracy", accuracy.item())
+            total = total + loss
+        if distill:
+            with torch.no_grad():
+                states = teacher(input_ids=batch["subword_ids"], attention_mask=batch["subword_mask"]).last_hidden_state
+                target = pool_spans(states, batch["subword_spans"])
+            loss = model.distill(batch["char_ids"], batch["char_spans"], batch["word_mask"], target)
+            state.add("distill_loss", loss.item())
+            total = total + loss
+            if "noisy_char_ids" in batch:
+                loss = model.distill(batch["noisy_char_ids"], batch["noisy_char_spans"], batch["word_mask"], target)
+                state.add("distill_noisy_loss", loss.item())
+                total = total + loss
+        return total
+
+    progress = tqdm(total=config.max_steps, initial=state.step, desc="pretraining",
+                    disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
+    model.train()
+    while state.step < config.max_steps and not out_of_time():
+        if state.batches_done == 0:
+            state.epoch_generator_state = generator.get_state()
+            batches = loader
+        else:  # resuming mid-epoch: the same batch order, minus what was already trained on
+            generator.set_state(state.epoch_generator_state)
+            batches = accelerator.skip_first_batches(loader, state.batches_done)
+        for batch in batches:
+            loss = step_losses(batch)
+            accelerator.backward(loss)
+            accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            state.batches_done += 1
+            state.step += 1
+            progress.update(1)
+            if state.step % config.log_steps == 0 or state.step == config.max_steps:
+                record = {"step": state.step, "epoch": state.epoch, "elapsed_s": round(elapsed(), 1),
+                          "lr": scheduler.get_last_lr()[0],
+                          **{k: state.sums[k] / state.counts[k] for k in sorted(state.sums)}}
+                state.sums, state.counts = {}, {}
+                if accelerator.is_main_process:
+                    with open(log_path, "a") as log:
+                        log.write(json.dumps(record) + "\n")
+                state.log_lines += 1
+                progress.set_postfix({k: f"{v:.3f}" for k, v in record.items() if k.endswith("loss")})
+            if state.step % config.save_steps == 0:
+                checkpoint()
+            if state.step >= config.max_steps or out_of_time():
+                break
+        else:
+            state.epoch += 1
+            state.batches_done = 0
+    progress.close()
+    checkpoint()
+    encoder = accelerator.unwrap_model(model).encoder
+    if not accelerator.is_main_process:
+        return {}
+    encoder.save_pretrained(output)
+    records = [json.loads(line) for line in log_path.read_text().splitlines()]
+    if records:
+        plot_pretraining_losses(records, output / LOSSES_PNG)
+    summary = {
+        "steps": state.step, "epochs": round(state.step * config.batch_size * accelerator.num_processes / len(examples), 2),
+        "pretrain_time_s": round(state.elapsed, 1), "windows": len(examples), "corpus": [asdict(s) for s in corpus.sources],
+        "first_log": records[0] if records else None, "last_log": records[-1] if records else None,
+        "teacher": getattr(teacher, "name_or_path", None) if distill else None,
+        "config": asdict(config),
+    }
+    (output / SUMMARY).write_text(json.dumps(summary, indent=2))
+    return summary

@@ -1,0 +1,150 @@
+"""Character encoder pretraining: masking, span pooling, both objectives, resume, loading the result."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tiny import CORPUS, LABELS, char_encoder, subword_encoder
+
+from entangle.data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
+from entangle.data.raw_text import RawCorpus, read_raw_corpus, split_words
+from entangle.pretraining import (
+    CHAR_MASK,
+    LOG,
+    PretrainConfig,
+    build_examples,
+    mask_spans,
+    pool_spans,
+    pretrain_char,
+)
+
+
+def corpus() -> RawCorpus:
+    raw = RawCorpus()
+    raw.add("tiny", [split_words(text) for text in CORPUS])
+    return raw
+
+
+def log(output) -> list[dict]:
+    return [json.loads(line) for line in (output / LOG).read_text().splitlines()]
+
+
+def test_spans_cover_each_owned_word_on_every_side():
+    tokenizer = subword_encoder("bert")[1]
+    texts = [["Naïve", "café", "owners", "love", "crème"], ["a", "b"]]
+    examples = build_examples(texts, max_chars=16, tokenizer=tokenizer, max_subwords=64, noise_rate=1.0, seed=0)
+    owned = []
+    for example in examples:
+        for (start, end), (n_start, n_end) in zip(example.char_spans, example.noisy_char_spans):
+            owned.append("".join(map(chr, example.char_ids[start:end])))
+            noisy = "".join(map(chr, example.noisy_char_ids[n_start:n_end]))
+            assert noisy == owned[-1] or len(owned[-1]) >= 4  # only words of 4+ letters are misspelled
+        assert len(example.subword_spans) == len(example.char_spans)
+        assert all(end > start for start, end in example.subword_spans)
+    assert owned == [w for t in texts for w in t]  # windows of 16 characters still own every word once
+    assert any(e.noisy_char_ids != e.char_ids for e in examples)
+
+
+def test_masking_touches_only_real_characters_and_is_seeded():
+    ids = torch.tensor([[CHAR_CLS, *map(ord, "hello world"), CHAR_SEP], [CHAR_CLS, *map(ord, "hi"), CHAR_SEP] + [CHAR_PAD] * 9])
+    inputs, masked = mask_spans(ids, 0.5, 3, torch.Generator().manual_seed(0))
+    again, masked_again = mask_spans(ids, 0.5, 3, torch.Generator().manual_seed(0))
+    assert torch.equal(inputs, again) and torch.equal(masked, masked_again)
+    assert masked.any()
+    special = (ids == CHAR_CLS) | (ids == CHAR_SEP) | (ids == CHAR_PAD)
+    assert not (masked & special).any()
+    assert torch.equal(inputs[~masked], ids[~masked])
+    assert (inputs[masked] == CHAR_MASK).any()
+
+
+def test_pooling_averages_inside_spans_only():
+    states = torch.arange(12.0).reshape(1, 6, 2)
+    spans = torch.tensor([[[1, 3], [4, 5], [0, 0]]])
+    pooled = pool_spans(states, spans)
+    assert torch.allclose(pooled[0, 0], states[0, 1:3].mean(0))
+    assert torch.allclose(pooled[0, 1], states[0, 4])
+    assert torch.equal(pooled[0, 2], torch.zeros(2))  # an empty (padding) span
+
+
+@pytest.mark.parametrize("objectives,char", [(("mlm",), "builtin"), (("distill",), "builtin"),
+                                             (("mlm", "distill"), "canine")])
+def test_losses_fall(tmp_path, objectives, char):
+    teacher, tokenizer = subword_encoder("bert")
+    config = PretrainConfig(output_dir=str(tmp_path), objectives=objectives, max_steps=40, batch_size=8, lr=3e-3,
+                            log_steps=10, save_steps=100, max_chars=64)
+    summary = pretrain_char(char_encoder(char), corpus(), config, teacher, tokenizer)
+    records = log(tmp_path)
+    assert summary["steps"] == 40 and len(records) == 4
+    keys = {"mlm": ["mlm_loss"], "distill": ["distill_loss", "distill_noisy_loss"]}
+    for key in [k for objective in objectives for k in keys[objective]]:
+        assert records[-1][key] < records[0][key], (key, records)
+    assert (tmp_path / "pretrain_losses.png").stat().st_size > 0
+
+
+def test_interrupted_pretraining_resumes_exactly(tmp_path):
+    teacher, tokenizer = subword_encoder("bert")
+
+    def options(name, **extra):
+        return PretrainConfig(output_dir=str(tmp_path / name), max_steps=12, batch_size=8, log_steps=2, save_steps=4,
+                              max_chars=64, seed=5, **extra)
+
+    torch.manual_seed(0)
+    reference = char_encoder()
+    pretrain_char(reference, corpus(), options("reference"), teacher, tokenizer)
+
+    torch.manual_seed(0)
+    interrupted = char_encoder()
+    forward, calls = interrupted.forward, {"n": 0}
+
+    def dying_forward(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3 * 6 + 1:  # 3 passes a step (masked, clean, noisy): step 7, after the checkpoint at 4
+            raise KeyboardInterrupt("killed")
+        return forward(*args, **kwargs)
+
+    interrupted.forward = dying_forward
+    with pytest.raises(KeyboardInterrupt):
+        pretrain_char(interrupted, corpus(), options("resumed"), teacher, tokenizer)
+    assert len(log(tmp_path / "resumed")) == 3  # steps 2, 4, 6 were logged before the kill
+    torch.manual_seed(0)
+    resumed = char_encoder()
+    pretrain_char(resumed, corpus(), options("resumed", resume=True), teacher, tokenizer)
+    def losses(name):
+        return [{k: v for k, v in record.items() if k != "elapsed_s"} for record in log(tmp_path / name)]
+
+    assert losses("resumed") == losses("reference") and len(losses("reference")) == 6
+    for (name, expected), actual in zip(reference.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(expected, actual), name
+
+
+def test_the_result_loads_as_the_character_side(tmp_path):
+    from tiny import tiny_model  # noqa: F401  (the Auto classes are registered by importing entangle)
+
+    from entangle.modeling import EntangleForTokenClassification
+
+    config = PretrainConfig(output_dir=str(tmp_path / "char"), objectives=("mlm",), max_steps=3, batch_size=8)
+    encoder = char_encoder()
+    pretrain_char(encoder, corpus(), config)
+    teacher, tokenizer = subword_encoder("bert")
+    model, _ = EntangleForTokenClassification.from_encoders(str(tmp_path / "char"), teacher, LABELS, tokenizer=tokenizer,
+                                                            num_coattention_layers=1, num_attention_heads=2,
+                                                            intermediate_size=48)
+    assert model.config.char_encoder_pretrained
+    for name, value in encoder.state_dict().items():
+        assert torch.equal(model.entangle.char_encoder.state_dict()[name], value), name
+
+
+def test_corpus_reads_train_splits_only_and_names_bad_lines(tmp_path):
+    good = tmp_path / "texts.txt"
+    good.write_text("first text , here\n\nsecond one\n", encoding="utf-8")
+    raw = read_raw_corpus([str(good)])
+    assert raw.texts == [["first", "text", ",", "here"], ["second", "one"]]
+    assert raw.sources[0].texts == 2 and raw.sources[0].words == 6
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n\xff\xfe broken\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2: not valid UTF-8"):
+        read_raw_corpus([str(bad)])
+    with pytest.raises(ValueError, match="no pretraining text"):
+        read_raw_corpus()
