@@ -23,12 +23,20 @@ RESULTS_JSON = ROOT / "benchmarks" / "results" / "wnut17_sides.json"
 RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "wnut17-sides"
 
+#: Character encoders pretrained by ``entangle pretrain-char`` (issue #8): name -> objectives. Each
+#: is pretrained once, on the training splits' text of WNUT-17 and CoNLL-03, for the same time.
+PRETRAINED_CHAR = {"mlm+distill": ["mlm", "distill"], "mlm": ["mlm"], "distill": ["distill"]}
+PRETRAIN_OPTIONS = ["--data", "wnut17", "conll2003", "--max-minutes", "10", "--max-steps", "3000", "--seed", "42"]
+PRETRAIN_DIR = "runs/pretrain-char"
+
 #: name -> (extra train options, sides to report)
 SYSTEMS = {
     "subword-alone (m=0)": (["-m", "0", "--side", "subword"], ["subword"]),
     "entangle m=1": (["-m", "1", "--side", "both"], ["subword", "char"]),
     "entangle m=2": (["-m", "2", "--side", "both"], ["subword", "char"]),
     "char-alone (m=0)": (["-m", "0", "--side", "char"], ["char"]),
+    **{f"entangle m=1, char pretrained ({name})": (["-m", "1", "--side", "both", "--char", f"{PRETRAIN_DIR}/{name}"],
+                                                   ["subword", "char"]) for name in PRETRAINED_CHAR},
 }
 
 
@@ -39,6 +47,18 @@ def slug(name: str) -> str:
 def run(command: list[str]) -> None:
     print("+", " ".join(command), flush=True)
     subprocess.run(command, check=True)
+
+
+def pretrain_char(entangle: list[str], name: str) -> dict:
+    """Pretrain (or finish pretraining) the character encoder ``name``; its summary."""
+    output = Path(PRETRAIN_DIR) / name
+    if not (output / "pretraining.json").exists():
+        if (output / "checkpoint").is_dir():
+            run([*entangle, "pretrain-char", "--resume", str(output)])
+        else:
+            run([*entangle, "pretrain-char", *PRETRAIN_OPTIONS, "--objectives", *PRETRAINED_CHAR[name],
+                 "--output", str(output)])
+    return json.loads((output / "pretraining.json").read_text())
 
 
 def commit() -> str:
@@ -63,7 +83,10 @@ def main() -> None:
             common = ["--data", "wnut17", "--epochs", str(args.epochs), "--seed", str(seed), "--patience", "0"]
             output = Path(args.runs_dir) / f"{slug(name)}-seed{seed}"
             test_file = output / "test_metrics.json"
+            pretrained = next((key for key in PRETRAINED_CHAR if name.endswith(f"({key})")), None)
             if not test_file.exists():
+                if pretrained:
+                    pretrain_char(entangle, pretrained)
                 output.mkdir(parents=True, exist_ok=True)
                 (output / "commit.txt").write_text(commit())
                 run([*entangle, "train", *common, *options, "--output", str(output)])
@@ -79,6 +102,8 @@ def main() -> None:
                                  "test_precision": test[side]["precision"], "test_recall": test[side]["recall"]}
                           for side in sides},
             }
+            if pretrained:
+                results[name][str(seed)]["pretraining"] = pretrain_char(entangle, pretrained)
             RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
             RESULTS_JSON.write_text(json.dumps(results, indent=2))
     write_table(results, args.epochs)
@@ -104,7 +129,20 @@ def write_table(results: dict, epochs: int) -> None:
                 + f" | {', '.join(str(by_seed[s]['best_epoch']) for s in seeds)} | "
                 f"{statistics.mean(by_seed[s]['train_time_s'] for s in seeds) / 60:.1f} min |"
             )
-    commands = "\n".join(sorted({f"    {r['command']}" for by_seed in results.values() for r in by_seed.values()}))
+    pretrained = {name: r["pretraining"] for name, by_seed in results.items() for r in by_seed.values() if "pretraining" in r}
+    if pretrained:
+        rows += ["", "Character encoders pretrained for these runs (`entangle pretrain-char`; losses are means over "
+                 "the first and the last 25 steps):", "",
+                 "| system | steps | epochs | pretraining time | MLM loss | MLM accuracy | distill loss (clean) | "
+                 "distill loss (misspelled) |", "|---|---|---|---|---|---|---|---|"]
+        for name, p in pretrained.items():
+            first, last = p["first_log"], p["last_log"]
+            cells = [f"{first[k]:.3f} → {last[k]:.3f}" if k in last else "–"
+                     for k in ("mlm_loss", "mlm_accuracy", "distill_loss", "distill_noisy_loss")]
+            rows.append(f"| {name} | {p['steps']} | {p['epochs']} | {p['pretrain_time_s'] / 60:.1f} min | " + " | ".join(cells) + " |")
+        pretrain_commands = sorted({f"    {p['config']['command']}" for p in pretrained.values()})
+    commands = "\n".join(sorted({f"    {r['command']}" for by_seed in results.values() for r in by_seed.values()})
+                         + (pretrain_commands if pretrained else []))
     body = (f"<!-- {SECTION}:start -->\n" + "\n".join(rows) + "\n\nProduced by `python benchmarks/wnut17_sides.py "
             f"--epochs {epochs} --seeds ...`, which runs, per system and seed:\n\n{commands}\n<!-- {SECTION}:end -->")
     text = RESULTS_MD.read_text() if RESULTS_MD.exists() else "# Results\n"
