@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from transformers.utils import logging as transformers_logging
 
+from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, read_conll, rewrite_tokens
 from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
@@ -85,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=("train", "dev", "test"), default="test",
                           help="split of --data to score (default test; a single file counts as the train and the test split)")
     evaluate.add_argument("--output", help="write the metrics as JSON here")
+    evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
+                          "side, as JSON here (for significance tests)")
 
     predict = commands.add_parser("predict", help="tag new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
@@ -146,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
     pretrain.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
     pretrain.add_argument("--seed", type=int, default=42)
+
+    bench = commands.add_parser("bench", help="run a grid of datasets x systems x seeds with the same budget and "
+                                "write paper-style tables, plots and a significance test (see entangle/bench.py)")
+    bench.add_argument("config", help="YAML or JSON: output, datasets, seeds, train (shared options), systems, compare")
+    bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
     return parser
 
 
@@ -248,9 +256,12 @@ def run_evaluate(args: argparse.Namespace) -> None:
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,))
     sentences = corpus.split(args.split)
     where = corpus.files[args.split]
-    results = tagger.evaluate(sentences, str(where), accelerator)
+    results, predicted = tagger.evaluate(sentences, str(where), accelerator, return_predictions=True)
     if not accelerator.is_main_process:
         return
+    if args.predictions:
+        Path(args.predictions).write_text(json.dumps({"data": str(where), "gold": [s.tags for s in sentences],
+                                                      "predicted": predicted}))
     for side, metrics in results.items():
         print(f"== {side} side on {where} ({len(sentences)} sentences)")
         print(format_report(metrics))
@@ -342,16 +353,24 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
           + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
 
 
+def run_bench(args: argparse.Namespace) -> None:
+    from .bench import BenchConfig, run_bench
+
+    print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
-                "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char}
+                "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
+                "bench": run_bench}
     try:
         handlers[args.command](args)
-    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, FileNotFoundError) as err:
+    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
+            BenchRunError, FileNotFoundError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
 

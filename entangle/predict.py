@@ -65,17 +65,22 @@ class Tagger:
         return summary
 
     def evaluate(self, sentences: list[Sentence], what: str = "evaluation data",
-                 accelerator: Accelerator | None = None) -> dict[str, dict]:
+                 accelerator: Accelerator | None = None, return_predictions: bool = False):
         """``{side: metrics}`` for every trained side (one forward pass serves both); with an
-        ``accelerator`` of several processes, each scores a share and all get the same metrics."""
+        ``accelerator`` of several processes, each scores a share and all get the same metrics.
+        ``return_predictions`` adds the predicted labels (``{side: per sentence}``) as a second value."""
         check_labels(sentences, self.labels, what)
         gold = [sentence.tags for sentence in sentences]
-        probabilities = self.probabilities([sentence.words for sentence in sentences], accelerator=accelerator)
+        predicted = self.predictions([sentence.words for sentence in sentences], accelerator)
+        metrics = {side: score(self.model.config.task, gold, tags) for side, tags in predicted.items()}
+        return (metrics, predicted) if return_predictions else metrics
+
+    def predictions(self, sentences: list[list[str]], accelerator: Accelerator | None = None) -> dict[str, list[list[str]]]:
+        """``{side: the most probable label of every word}`` for every trained side."""
         decode = self.model.config.id2label
-        return {
-            side: score(self.model.config.task, gold, [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence])
-            for side, per_sentence in probabilities.items()
-        }
+        probabilities = self.probabilities(sentences, accelerator=accelerator)
+        return {side: [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence]
+                for side, per_sentence in probabilities.items()}
 
     def save_pretrained(self, path: str | Path) -> None:
         self.model.save_pretrained(path)

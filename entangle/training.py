@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import resource
 import shutil
 import sys
 import time
@@ -76,6 +77,11 @@ def parameter_groups(model, lr: float, new_lr: float, weight_decay: float) -> li
         {"params": params, "lr": lr if pretrained else new_lr, "weight_decay": weight_decay if decay else 0.0}
         for (pretrained, decay), params in sorted(groups.items())
     ]
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def swap_in(temporary: Path, directory: Path) -> None:
@@ -246,7 +252,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
     progress.close()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
-               "steps": state.step}
+               "steps": state.step, "peak_memory_mb": round(peak_memory_mb())}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
         if (output / BEST_DIR).is_dir():

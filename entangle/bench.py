@@ -1,0 +1,337 @@
+"""``entangle bench CONFIG``: the paper's protocol as one command.
+
+A grid of datasets x systems x seeds, every system trained with the same budget through the
+same ``entangle train`` code path. Each finished run leaves ``result.json`` (metrics, options,
+seed, versions, wall time, peak memory) in its own directory, so rerunning skips it; a run that
+was interrupted continues from its checkpoint. From the results: one Markdown table per dataset
+(mean ± standard deviation over seeds, best per column in bold, number of runs), a JSON summary,
+a plot of score against m per dataset, and, for the headline comparison, the per-seed
+differences with a paired bootstrap confidence interval over test sentences.
+
+The configuration (YAML or JSON)::
+
+    output: runs/bench
+    datasets: [wnut17, conll2003]
+    seeds: [42, 43, 44]
+    train: {epochs: 3, batch-size: 16}          # the budget every system gets (entangle train options)
+    systems:                                     # name -> entangle train options of that system
+      subword alone: {m: 0, side: subword}
+      char alone: {m: 0, side: char}
+      entangle m=1: {m: 1, side: both}
+      entangle m=2: {m: 2, side: both}
+    compare: ["entangle m=2:subword", "subword alone:subword"]   # system:side vs system:side
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .metrics import MAIN_SCORE
+
+RESULT = "result.json"
+PREDICTIONS = "test_predictions.json"
+
+
+class BenchConfigError(ValueError):
+    """A benchmark configuration that cannot be run; the message names the file."""
+
+
+class BenchRunError(RuntimeError):
+    """A run of the grid failed; the message names its directory."""
+
+
+@dataclass
+class BenchConfig:
+    output: str
+    datasets: list[str]
+    systems: dict[str, dict]
+    seeds: list[int] = field(default_factory=lambda: [42])
+    train: dict = field(default_factory=dict)
+    compare: list[str] | None = None  # ["system:side", "system:side"]: first minus second
+    bootstrap: int = 1000
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "BenchConfig":
+        path = Path(path)
+        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(values, dict):
+            raise BenchConfigError(f"{path}: expected a mapping (output, datasets, systems, ...)")
+        missing = [key for key in ("output", "datasets", "systems") if key not in values]
+        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
+        if missing or unknown:
+            raise BenchConfigError(f"{path}: " + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
+        config = cls(**values)
+        for option in ("output", "data", "seed", "resume"):
+            if option in config.train or any(option in s for s in config.systems.values()):
+                raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
+        if config.compare is not None:
+            names = [c.partition(":")[0] for c in config.compare]
+            if len(config.compare) != 2 or any(n not in config.systems for n in names):
+                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems, got {config.compare}")
+        return config
+
+
+def _options(values: dict) -> list[str]:
+    """``{"m": 1, "batch_size": 16, "no_group_by_length": true}`` -> ``entangle train`` arguments."""
+    args = []
+    for key, value in values.items():
+        flag = "-m" if key == "m" else "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif value is not False and value is not None:
+            args += [flag, str(value)]
+    return args
+
+
+def _versions() -> dict:
+    from importlib.metadata import version
+
+    return {"python": platform.python_version(),
+            **{name: version(name) for name in ("entangle-nlp", "torch", "transformers", "accelerate")}}
+
+
+def _commit() -> str | None:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent)
+    return done.stdout.strip() or None
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "=.-" else "_" for c in name)
+
+
+def run_dir(config: BenchConfig, dataset: str, system: str, seed: int) -> Path:
+    """``OUTPUT/DATASET/SYSTEM/seed-N`` (a dataset given as a path is named by its last part)."""
+    return Path(config.output) / _slug(Path(dataset).name) / _slug(system) / f"seed-{seed}"
+
+
+def run_one(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
+    """Train and test one (dataset, system, seed) unless its result exists; the result."""
+    directory = run_dir(config, dataset, system, seed)
+    if (directory / RESULT).is_file():
+        return json.loads((directory / RESULT).read_text())
+    entangle = [sys.executable, "-m", "entangle.cli"]
+    arguments = ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
+    started = time.perf_counter()
+    if (directory / "checkpoint").is_dir():  # interrupted: continue exactly where it stopped
+        subprocess.run([*entangle, "train", "--resume", str(directory)], check=True)
+    else:
+        subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True)
+    subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
+                    "--predictions", str(directory / PREDICTIONS)], check=True)
+    summary = json.loads((directory / "train_summary.json").read_text())
+    result = {
+        "dataset": dataset, "system": system, "seed": seed,
+        "command": "entangle train " + " ".join(arguments),
+        "test": json.loads((directory / "test.json").read_text())["results"],
+        "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
+        "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
+        "peak_memory_mb": summary.get("peak_memory_mb"), "versions": _versions(), "commit": _commit(),
+    }
+    (directory / RESULT).write_text(json.dumps(result, indent=2))
+    return result
+
+
+# ---------------------------------------------------------------------------------- summaries
+def _stats(values: list[float]) -> dict:
+    return {"mean": statistics.mean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "n": len(values), "values": values}
+
+
+def summarize(results: list[dict]) -> dict:
+    """``{dataset: {system: {side: {"dev": stats, "test": stats, ...}}}}`` of the main score (× 100)."""
+    summary: dict = {}
+    for r in sorted(results, key=lambda r: r["seed"]):
+        for side, metrics in r["test"].items():
+            score = "f1" if "f1" in metrics else "accuracy"
+            entry = summary.setdefault(r["dataset"], {}).setdefault(r["system"], {}).setdefault(
+                side, {"score": score, "seeds": [], "dev": [], "test": [], "train_time_s": [], "peak_memory_mb": []})
+            entry["seeds"].append(r["seed"])
+            entry["test"].append(100 * metrics[score])
+            entry["dev"].append(100 * r["dev"][side][score] if r.get("dev") else float("nan"))
+            entry["train_time_s"].append(r["train_time_s"])
+            entry["peak_memory_mb"].append(r["peak_memory_mb"] or 0)
+    for systems in summary.values():
+        for sides in systems.values():
+            for entry in sides.values():
+                for key in ("dev", "test", "train_time_s", "peak_memory_mb"):
+                    entry[key] = _stats(entry[key])
+    return summary
+
+
+def _mean_std(stats: dict) -> str:
+    return f"{stats['mean']:.2f} ± {stats['std']:.2f}" if stats["n"] > 1 else f"{stats['mean']:.2f}"
+
+
+def markdown_table(dataset: str, systems: dict) -> str:
+    rows = [(system, side, entry) for system, sides in systems.items() for side, entry in sides.items()]
+    score = rows[0][2]["score"]
+    best = {key: max(entry[key]["mean"] for _, _, entry in rows) for key in ("dev", "test")}
+    lines = [f"| system | side | runs | dev {score} | test {score} | test per seed | training time | peak memory |",
+             "|---|---|---|---|---|---|---|---|"]
+    for system, side, entry in rows:
+        cells = {key: _mean_std(entry[key]) for key in ("dev", "test")}
+        cells = {key: f"**{text}**" if entry[key]["mean"] == best[key] else text for key, text in cells.items()}
+        per_seed = ", ".join(f"{v:.2f} ({s})" for v, s in zip(entry["test"]["values"], entry["seeds"]))
+        lines.append(f"| {system} | {side} | {entry['test']['n']} | {cells['dev']} | {cells['test']} | {per_seed} | "
+                     f"{entry['train_time_s']['mean'] / 60:.1f} min | {entry['peak_memory_mb']['mean']:.0f} MB |")
+    return f"### {dataset}\n\n" + "\n".join(lines)
+
+
+def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, int, int]]:
+    """Per sentence, what the corpus score adds up: (true positives, predicted, gold) entities
+    for F1 (seqeval strict IOB2), (correct, words, words) for accuracy."""
+    if task_score == "accuracy":
+        return [(sum(g == p for g, p in zip(gs, ps)), len(gs), len(gs)) for gs, ps in zip(gold, predicted)]
+    from seqeval.scheme import IOB2, Entities
+
+    gold_entities = Entities(gold, IOB2, suffix=False).entities
+    predicted_entities = Entities(predicted, IOB2, suffix=False).entities
+    counts = []
+    for g, p in zip(gold_entities, predicted_entities):
+        g, p = {e.to_tuple() for e in g}, {e.to_tuple() for e in p}
+        counts.append((len(g & p), len(p), len(g)))
+    return counts
+
+
+def corpus_score(task_score: str, counts: list[tuple[int, int, int]]) -> float:
+    hits, predicted, gold = (sum(c[i] for c in counts) for i in range(3))
+    if task_score == "accuracy":
+        return hits / gold if gold else 0.0
+    return 2 * hits / (predicted + gold) if predicted + gold else 0.0
+
+
+def paired_bootstrap(task_score: str, pairs: list[tuple[list, list]], samples: int, seed: int = 0) -> dict:
+    """Mean over seeds of score(A) - score(B) (× 100) on the test set and on ``samples`` resamples
+    of its sentences (the same resample for A and B and for every seed): a 95% interval and the
+    share of resamples where A is not better."""
+    rng = random.Random(seed)
+    n = len(pairs[0][0])
+
+    def difference(indices) -> float:
+        return 100 * statistics.mean(corpus_score(task_score, [a[i] for i in indices]) -
+                                     corpus_score(task_score, [b[i] for i in indices]) for a, b in pairs)
+
+    observed = difference(range(n))
+    resampled = sorted(difference([rng.randrange(n) for _ in range(n)]) for _ in range(samples))
+    return {"difference": observed, "ci95": [resampled[int(0.025 * samples)], resampled[int(0.975 * samples) - 1]],
+            "p_not_better": sum(d <= 0 for d in resampled) / samples, "samples": samples, "sentences": n}
+
+
+def compare(config: BenchConfig, results: list[dict]) -> dict:
+    """The headline comparison per dataset: per-seed differences and the paired bootstrap."""
+    (a_system, _, a_side), (b_system, _, b_side) = (c.partition(":") for c in config.compare)
+    out = {}
+    for dataset in config.datasets:
+        by_seed = {}
+        for r in results:
+            if r["dataset"] == dataset and r["system"] in (a_system, b_system):
+                by_seed.setdefault(r["seed"], {})[r["system"]] = r
+        seeds = sorted(s for s, runs in by_seed.items() if {a_system, b_system} <= set(runs))
+        if not seeds:
+            continue
+        score = MAIN_SCORE["ner" if "f1" in by_seed[seeds[0]][a_system]["test"][a_side] else "tagging"]
+        per_seed, pairs = {}, []
+        for seed in seeds:
+            a, b = by_seed[seed][a_system], by_seed[seed][b_system]
+            per_seed[seed] = 100 * (a["test"][a_side][score] - b["test"][b_side][score])
+            counts = []
+            for run, side in ((a, a_side), (b, b_side)):
+                predictions = json.loads((run_dir(config, dataset, run["system"], seed) / PREDICTIONS).read_text())
+                counts.append(sentence_counts(score, predictions["gold"], predictions["predicted"][side]))
+            pairs.append(tuple(counts))
+        out[dataset] = {"a": config.compare[0], "b": config.compare[1], "per_seed": per_seed,
+                        "bootstrap": paired_bootstrap(score, pairs, config.bootstrap)}
+    return out
+
+
+def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
+    """Score against m for the systems that differ only in m (each side a line, with the standard
+    deviation as error bars); every other system as a horizontal line."""
+    from .plots import plt
+
+    figure, axis = plt.subplots(figsize=(6, 4))
+    grouped: dict[str, list] = {}
+    flat = []
+    for system, sides in systems.items():
+        options = config.systems[system]
+        m = int(options.get("m", options.get("coattention_layers", 2)))
+        variant = {k: v for k, v in options.items() if k not in ("m", "coattention_layers", "side")}
+        for side, entry in sides.items():
+            if m > 0:
+                grouped.setdefault(f"{side} side" + (f" {variant}" if variant else ""), []).append((m, entry["test"]))
+            else:
+                flat.append((f"{system} ({side})", entry["test"]))
+    for label, points in grouped.items():
+        points.sort(key=lambda p: p[0])
+        axis.errorbar([m for m, _ in points], [s["mean"] for _, s in points], yerr=[s["std"] for _, s in points],
+                      marker="o", capsize=3, label=f"entanglement, {label}")
+    for k, (label, stats) in enumerate(flat):
+        axis.axhline(stats["mean"], linestyle="--", color=f"C{len(grouped) + k}", label=label)
+    score = next(iter(next(iter(systems.values())).values()))["score"]
+    axis.set(title=f"{dataset}: test {score} (mean over seeds)", xlabel="co-attention modules per side (m)",
+             ylabel=f"{score} × 100")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(png, dpi=100)
+    plt.close(figure)
+
+
+def report(config: BenchConfig, results: list[dict]) -> str:
+    """Write ``summary.json``, ``RESULTS.md`` and one PNG per dataset into the output directory; the Markdown."""
+    output = Path(config.output)
+    summary = summarize(results)
+    comparison = compare(config, results) if config.compare else {}
+    parts = []
+    for dataset, systems in summary.items():
+        png = output / f"{_slug(Path(dataset).name)}.png"
+        plot(dataset, systems, config, png)
+        parts.append(markdown_table(dataset, systems) + f"\n\n![{dataset}]({png.name})")
+        if dataset in comparison:
+            c = comparison[dataset]
+            b = c["bootstrap"]
+            parts.append(
+                f"{c['a']} minus {c['b']}, per seed: "
+                + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
+                + f"; mean {b['difference']:+.2f}, 95% paired-bootstrap interval [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] "
+                f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "
+                f"{b['p_not_better']:.3f}."
+            )
+    commands = sorted({r["command"] for r in results})
+    text = ("\n\n".join(parts) + "\n\nEvery run: `" + "`, `".join(commands) + "` (seed and data per run).\n")
+    (output / "summary.json").write_text(json.dumps({"summary": summary, "comparison": comparison}, indent=2))
+    (output / "RESULTS.md").write_text(text)
+    return text
+
+
+def run_bench(config: BenchConfig, report_only: bool = False) -> str:
+    """Run every missing (dataset, system, seed), then write the tables, plots and summary;
+    ``report_only`` writes them from the runs that have finished."""
+    Path(config.output).mkdir(parents=True, exist_ok=True)
+    grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
+    if report_only:
+        results = [json.loads((run_dir(config, *key) / RESULT).read_text()) for key in grid
+                   if (run_dir(config, *key) / RESULT).is_file()]
+    else:
+        results = []
+        for key in grid:
+            try:
+                results.append(run_one(config, *key))
+            except subprocess.CalledProcessError as err:
+                raise BenchRunError(f"{run_dir(config, *key)}: {' '.join(err.cmd[2:4])} failed (exit {err.returncode}); "
+                                    "fix it and rerun: finished runs are kept, this one continues from its checkpoint") from None
+    if not results:
+        raise BenchRunError(f"{config.output}: no finished run to report")
+    return report(config, results)
