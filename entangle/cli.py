@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
                           "of train)")
     pretrain.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
-    pretrain.add_argument("--max-steps", type=int, default=2000, help="optimizer steps (the learning-rate schedule "
-                          "spans them)")
+    pretrain.add_argument("--max-steps", type=int, default=2000, help="optimizer steps; the learning rate warms up "
+                          "and decays over them, or over --max-minutes when that ends first")
     pretrain.add_argument("--max-minutes", type=float, help="also stop after this much training time")
     pretrain.add_argument("--batch-size", type=int, default=32)
     pretrain.add_argument("--lr", type=float, default=1e-3)

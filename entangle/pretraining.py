@@ -17,7 +17,7 @@ objectives teach it from unlabelled text, alone or summed:
   states, so misspellings land near their correct spelling.
 
 The loop mirrors :mod:`entangle.training`: Accelerate, length-grouped batches, warm-up and
-linear decay over ``max_steps``, an optional wall-clock budget, checkpoints swapped in
+linear decay over the budget (``max_steps``, or ``max_minutes`` when that ends first), checkpoints swapped in
 atomically, exact resume (the mask generator's state included), a JSON-lines loss log and a
 plot. The output directory *is* a character encoder: ``--char OUTPUT`` loads it.
 """
@@ -36,7 +36,7 @@ from accelerate import Accelerator
 from accelerate.utils import set_seed
 from torch import nn
 from tqdm.auto import tqdm
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, get_linear_schedule_with_warmup
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from .data.batching import train_loader
 from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, Featurizer, char_window
@@ -307,9 +307,6 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-    scheduler = accelerator.prepare(get_linear_schedule_with_warmup(  # a prepared scheduler steps once per process
-        optimizer, int(config.warmup_ratio * config.max_steps) * accelerator.num_processes,
-        config.max_steps * accelerator.num_processes))
     if distill:
         teacher = teacher.to(accelerator.device).eval().requires_grad_(False)
     state = PretrainState(generator, mask_generator)
@@ -339,8 +336,22 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
         if accelerator.is_main_process:
             swap_in(temporary, output / CHECKPOINT_DIR)
 
+    def progress_share() -> float:
+        """How much of the budget is spent: steps, or time when that runs out first."""
+        share = (state.step + 1) / config.max_steps  # the step about to be taken counts
+        return max(share, elapsed() / (60 * config.max_minutes)) if config.max_minutes else share
+
     def out_of_time() -> bool:
         return config.max_minutes is not None and elapsed() >= 60 * config.max_minutes
+
+    def set_learning_rate() -> float:
+        # Linear warm-up, then linear decay to 0 at the end of the budget, so a run bounded by
+        # time gets a whole schedule too (it is then as reproducible as the clock).
+        share, warmup = min(progress_share(), 1.0), config.warmup_ratio
+        factor = share / warmup if share < warmup else (1 - share) / (1 - warmup)
+        for group in optimizer.param_groups:
+            group["lr"] = config.lr * max(factor, 0.0)
+        return group["lr"]
 
     def step_losses(batch: dict) -> torch.Tensor:
         total = 0.0
@@ -377,15 +388,15 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
             loss = step_losses(batch)
             accelerator.backward(loss)
             accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            lr = set_learning_rate()
             optimizer.step()
-            scheduler.step()
             optimizer.zero_grad()
             state.batches_done += 1
             state.step += 1
             progress.update(1)
             if state.step % config.log_steps == 0 or state.step == config.max_steps:
                 record = {"step": state.step, "epoch": state.epoch, "elapsed_s": round(elapsed(), 1),
-                          "lr": scheduler.get_last_lr()[0],
+                          "lr": lr,
                           **{k: state.sums[k] / state.counts[k] for k in sorted(state.sums)}}
                 state.sums, state.counts = {}, {}
                 if accelerator.is_main_process:
