@@ -13,6 +13,7 @@ from transformers.utils import logging as transformers_logging
 
 from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, read_conll, rewrite_tokens
+from .data.conllu import read_conllu, write_conllu
 from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.raw_text import NoTextError
@@ -32,6 +33,8 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
                         "(default: $ENTANGLE_DATA_DIR, else ../shared/data if it exists)")
     parser.add_argument("--token-column", type=int, default=0, help="column of the words (default 0)")
     parser.add_argument("--tag-column", type=int, default=-1, help="column of the tags (default -1, the last)")
+    parser.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos",
+                        help="tag of the words of .conllu files (default upos)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,13 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     predict = commands.add_parser("predict", help="tag new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
     predict.add_argument("--input", default="-", help="input file ('-' = standard input)")
-    predict.add_argument("--input-format", choices=("text", "conll"), default="text",
+    predict.add_argument("--input-format", choices=("text", "conll", "conllu"), default="text",
                          help="text: one sentence per line, split into words; conll: one word per line "
-                         "(column --token-column), blank line between sentences")
+                         "(column --token-column), blank line between sentences; conllu: CoNLL-U (its syntactic words)")
     predict.add_argument("--token-column", type=int, default=0)
     predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
-    predict.add_argument("--output-format", choices=("conll", "jsonl"), default="conll",
-                         help="conll: word<TAB>label<TAB>probability; jsonl: one JSON object per sentence")
+    predict.add_argument("--output-format", choices=("conll", "jsonl", "conllu"), default="conll",
+                         help="conll: word<TAB>label<TAB>probability; jsonl: one JSON object per sentence; conllu "
+                         "(CoNLL-U input only): the input file with the predicted tags in its --conllu-tag column")
+    predict.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos")
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
@@ -213,7 +218,8 @@ def run_train(args: argparse.Namespace) -> None:
 
     args = _resumable(args)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
-                         tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"))
+                         tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"),
+                         conllu_tag=args.conllu_tag)
     if corpus.train is None:
         raise FileNotFoundError("no training data: give --data or --train")
     train_sentences = corpus.train[: args.limit_train]
@@ -253,7 +259,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
     tagger = Tagger.from_pretrained(_model_dir(args.model))
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
-                         token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,))
+                         token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,),
+                         conllu_tag=args.conllu_tag)
     sentences = corpus.split(args.split)
     where = corpus.files[args.split]
     results, predicted = tagger.evaluate(sentences, str(where), accelerator, return_predictions=True)
@@ -274,13 +281,20 @@ def run_predict(args: argparse.Namespace) -> None:
     from .predict import Tagger
 
     tagger = Tagger.from_pretrained(_model_dir(args.model), batch_size=args.batch_size)
+    source = "/dev/stdin" if args.input == "-" else args.input
+    if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
+        raise FileNotFoundError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
     if args.input_format == "conll":
-        source = "/dev/stdin" if args.input == "-" else args.input
         sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None)]
+    elif args.input_format == "conllu":
+        sentences = [s.words for s in read_conllu(source, tag=None)]
     else:
         text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(encoding="utf-8")
         sentences = [split_words(line) for line in text.splitlines() if line.strip()]
     tagged = tagger.tag(sentences, args.side)
+    if args.output_format == "conllu":
+        write_conllu(args.input, args.output, [t.labels for t in tagged], args.conllu_tag)
+        return
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     for sentence in tagged:
         if args.output_format == "jsonl":
@@ -307,7 +321,7 @@ def run_robustness(args: argparse.Namespace) -> None:
     if len(tasks) > 1:
         raise ValueError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
-                         tag_column=args.tag_column, splits=(args.split,))
+                         tag_column=args.tag_column, splits=(args.split,), conllu_tag=args.conllu_tag)
     sentences = corpus.split(args.split)
     rates = [float(x) for x in args.rates.split(",")]
     rows = noise_curves(taggers, sentences, args.attacks.split(","), rates, args.seed)
@@ -319,10 +333,14 @@ def run_perturb(args: argparse.Namespace) -> None:
     from .noise import perturb_sentences
 
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
-                         tag_column=args.tag_column, splits=(args.split,))
+                         tag_column=args.tag_column, splits=(args.split,), conllu_tag=args.conllu_tag)
     sentences = corpus.split(args.split)
     noisy = perturb_sentences(sentences, args.attack, args.rate, args.seed)
-    rewrite_tokens(corpus.files[args.split], args.output, [w for s in noisy for w in s.words], args.token_column)
+    source = corpus.files[args.split]
+    if source.suffix.lower() == ".conllu":
+        write_conllu(source, args.output, [s.words for s in noisy], "form")
+    else:
+        rewrite_tokens(source, args.output, [w for s in noisy for w in s.words], args.token_column)
     changed = sum(a != b for s, n in zip(sentences, noisy) for a, b in zip(s.words, n.words))
     print(f"{args.output}: {changed} of {sum(len(s.words) for s in sentences)} words perturbed "
           f"({args.attack}, rate {args.rate}, seed {args.seed})", file=sys.stderr)

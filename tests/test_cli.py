@@ -145,3 +145,23 @@ def test_pretrain_char_then_train_on_the_result(tmp_path, encoders, data, capsys
     (tmp_path / "empty.txt").write_text("\n\n")
     with pytest.raises(SystemExit, match="empty.txt: no text in it"):
         main(["pretrain-char", "--text", str(tmp_path / "empty.txt"), "--output", str(tmp_path / "x")])
+
+
+def test_pos_tagging_from_conllu_and_back(tmp_path, encoders):
+    from test_conllu import UD
+
+    for split in ("train", "dev", "test"):
+        (tmp_path / f"xx-ud-{split}.conllu").write_text(UD)
+    out = tmp_path / "run"
+    main(["train", "--data", str(tmp_path), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "1", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+    assert json.loads((out / "model" / "config.json").read_text())["task"] == "tagging"
+    main(["evaluate", str(out), "--data", str(tmp_path), "--output", str(tmp_path / "test.json")])
+    assert set(json.loads((tmp_path / "test.json").read_text())["results"]["subword"]) == {"accuracy"}
+    main(["predict", str(out), "--input", str(tmp_path / "xx-ud-test.conllu"), "--input-format", "conllu",
+          "--output-format", "conllu", "--output", str(tmp_path / "tagged.conllu")])
+    tagged = (tmp_path / "tagged.conllu").read_text().splitlines()
+    original = UD.splitlines()
+    assert len(tagged) == len(original) and [line.split("\t")[:3] for line in tagged] == [line.split("\t")[:3] for line in original]
+    with pytest.raises(SystemExit, match="needs a CoNLL-U --input"):
+        main(["predict", str(out), "--input", str(tmp_path / "x.txt"), "--output-format", "conllu"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DOCSTART = "-DOCSTART-"
@@ -29,6 +29,8 @@ class Sentence:
     tags: list[str] | None = None
     #: ``path:line`` of the sentence's first word, for messages about it.
     source: str = ""
+    #: Comment lines of formats that have them (CoNLL-U), kept for output.
+    comments: list[str] = field(default_factory=list)
 
 
 def decoded_lines(path: Path):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .conll import Sentence, read_conll
+from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
 from .labels import build_labels, check_labels
 
@@ -52,7 +53,9 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
                                 "a directory nor a file")
     files = {}
     for split, stems in SPLIT_STEMS.items():
-        matches = [p for p in sorted(path.iterdir()) if p.is_file() and p.stem.lower() in stems]
+        # train.txt, or UD-style names such as en_ewt-ud-train.conllu
+        matches = [p for p in sorted(path.iterdir())
+                   if p.is_file() and any(p.stem.lower() == s or p.stem.lower().endswith(("-" + s, "_" + s)) for s in stems)]
         if matches:
             files[split] = matches[0]
     if not files:
@@ -60,18 +63,28 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
     return files, None
 
 
+def read_tagged(path: Path, token_column: int = 0, tag_column: int | None = -1, scheme: str | None = "iob2",
+                conllu_tag: str = "upos") -> list[Sentence]:
+    """A ``.conllu`` file as CoNLL-U (its ``conllu_tag`` column), any other as CoNLL columns."""
+    if Path(path).suffix.lower() == ".conllu":
+        return read_conllu(path, conllu_tag if tag_column is not None else None)
+    return read_conll(path, token_column, tag_column, scheme)
+
+
 def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
                 token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
                 dev: str | Path | None = None, test: str | Path | None = None,
-                splits: tuple[str, ...] = ("train", "dev", "test")) -> Corpus:
+                splits: tuple[str, ...] = ("train", "dev", "test"), conllu_tag: str = "upos") -> Corpus:
     """Read the ``splits`` of ``data``; ``train``/``dev``/``test`` files override its files.
 
-    ``task`` defaults to the dataset's, else ``ner`` (tags are then checked as IOB2).
+    ``task`` defaults to the dataset's, else ``tagging`` for CoNLL-U files (``conllu_tag``:
+    ``upos`` or ``xpos``), else ``ner`` (tags are then checked as IOB2).
     """
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
-    task = task or dataset_task or "ner"
+    conllu = any(Path(p).suffix.lower() == ".conllu" for p in files.values())
+    task = task or dataset_task or ("tagging" if conllu else "ner")
     scheme = "iob2" if task == "ner" else None
-    read = {split: read_conll(files[split], token_column, tag_column, scheme) if split in files and split in splits else None
-            for split in ("train", "dev", "test")}
+    read = {split: read_tagged(files[split], token_column, tag_column, scheme, conllu_tag)
+            if split in files and split in splits else None for split in ("train", "dev", "test")}
     return Corpus(read["train"], read["dev"], read["test"], task, files)

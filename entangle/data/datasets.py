@@ -51,6 +51,9 @@ CHECKSUMS = {
     "masakhaner/yor/dev.txt": "6fd8ba4c586606a08669ca56954185092f419ddf9c2c4d950815a1cb03af3832",
     "masakhaner/yor/test.txt": "fbace84a8b7cc0c4078f1600a2408b06b3d182977bb64d55318590cba56c2058",
     "masakhaner/yor/train.txt": "8baf42a3231ab6f10ce7ed5ed434a5a5447634d1cdf979ac932b2496e3566784",
+    "tweebank_v2/en-ud-tweet-dev.conllu": "3950416f04a540f72b5252d3db354171860831c197c2c04b40c33325a476fa35",
+    "tweebank_v2/en-ud-tweet-test.conllu": "64b32264bc6475049335178f6d51be1d2be0cf86b8636022471a796e59305c41",
+    "tweebank_v2/en-ud-tweet-train.conllu": "ff92d8947dabd41850057dd3a05b32f48610b2e084be4991162b79ea1be8f46d",
     "wnut17/emerging.dev.conll": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8",
     "wnut17/emerging.test.annotated": "2aa79b764e56ec9264a1b30fdd9b70195bd00ff400b62edd8f399d5f13c178f0",
     "wnut17/wnut17train.conll": "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5",
@@ -71,8 +74,8 @@ class DatasetSpec:
     tag_column: int = -1
 
 
-def _spec(name: str, files: dict[str, str], base_url: str, url_paths: dict[str, str]) -> DatasetSpec:
-    return DatasetSpec(name, "ner", files, {files[s]: base_url + url_paths[s] for s in files})
+def _spec(name: str, files: dict[str, str], base_url: str, url_paths: dict[str, str], task: str = "ner") -> DatasetSpec:
+    return DatasetSpec(name, task, files, {files[s]: base_url + url_paths[s] for s in files})
 
 
 DATASETS: dict[str, DatasetSpec] = {
@@ -87,6 +90,14 @@ DATASETS: dict[str, DatasetSpec] = {
         {split: f"conll2003/iob2/{split}.txt" for split in SPLITS},
         "https://raw.githubusercontent.com/kyzhouhzau/BERT-NER/0f77e478872453df51cd3c65d1a39b12d9617f9d/old_version/NERdata/",
         {split: f"{split}.txt" for split in SPLITS},
+    ),
+    # POS tagging of tweets: UPOS of the syntactic words (CoNLL-U).
+    "tweebank": _spec(
+        "tweebank",
+        {split: f"tweebank_v2/en-ud-tweet-{split}.conllu" for split in SPLITS},
+        "https://raw.githubusercontent.com/Oneplus/Tweebank/2bdd029fb16321c715c00480b7df58df22901e18/",
+        {split: f"en-ud-tweet-{split}.conllu" for split in SPLITS},
+        task="tagging",
     ),
 }
 for _language in MASAKHANER_LANGUAGES:
