@@ -394,7 +394,8 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
             state.batches_done += 1
             state.step += 1
             progress.update(1)
-            if state.step % config.log_steps == 0 or state.step == config.max_steps:
+            last = state.step >= config.max_steps or out_of_time()
+            if state.step % config.log_steps == 0 or last:  # the last, partial interval is logged too
                 record = {"step": state.step, "epoch": state.epoch, "elapsed_s": round(elapsed(), 1),
                           "lr": lr,
                           **{k: state.sums[k] / state.counts[k] for k in sorted(state.sums)}}
@@ -406,7 +407,7 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
                 progress.set_postfix({k: f"{v:.3f}" for k, v in record.items() if k.endswith("loss")})
             if state.step % config.save_steps == 0:
                 checkpoint()
-            if state.step >= config.max_steps or out_of_time():
+            if last:
                 break
         else:
             state.epoch += 1
