@@ -119,7 +119,7 @@ class Tagger:
         device = self.model.device
         rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
-            result = self.model(**{k: v.to(device) for k, v in batch.items()})
+            result = self.model(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
             probs = {side: getattr(result, f"{side}_logits").float().softmax(-1).cpu() for side in sides}  # (batch, n_words, n_labels)
             for row, window in enumerate(chunk):
                 first, last = window.own_start - window.start, window.own_end - window.start

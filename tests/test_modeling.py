@@ -32,6 +32,28 @@ def test_both_sides_give_a_logit_vector_per_word(m):
     assert len(model.entangle.coattention.subword_layers) == m == len(model.entangle.coattention.char_layers)
 
 
+@pytest.mark.parametrize("m", [1, 2])
+def test_one_side_only_skips_the_other_sides_last_module_and_changes_nothing(m):
+    model, tokenizer = tiny_model(m=m)
+    batch = batch_for(model, tokenizer, SENTENCES)
+    full = model(**batch)
+    for side in ("subword", "char"):
+        fast = model(**batch, sides=(side,))
+        assert torch.equal(getattr(fast, f"{side}_logits"), getattr(full, f"{side}_logits"))
+        assert getattr(fast, f"{'char' if side == 'subword' else 'subword'}_logits") is None
+    tagger = Tagger(model, tokenizer)
+    expected = {side: [p.argmax(-1) for p in probs] for side, probs in tagger.probabilities(SENTENCES).items()}
+    for side in ("subword", "char"):
+        assert [t.labels for t in tagger.tag(SENTENCES, side)] == [
+            [LABELS[i] for i in row.tolist()] for row in expected[side]]
+    calls = []
+    model.entangle.coattention.char_layers[-1].register_forward_hook(lambda *args: calls.append(1))
+    model(**batch, sides=("subword",))
+    assert not calls  # the character side's last module did not run
+    with pytest.raises(ValueError, match="heads for"):
+        tiny_model(m=m, side="subword")[0](**batch, sides=("char",))
+
+
 def test_one_sided_baselines_do_not_build_the_other_encoder():
     subword_only, _ = tiny_model(m=0, side="subword")
     assert subword_only.entangle.char_encoder is None and subword_only.config.char_config is None

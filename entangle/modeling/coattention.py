@@ -82,11 +82,17 @@ class CoAttentionStack(nn.Module):
         self.char_layers = nn.ModuleList(CoAttentionModule(**block_kwargs) for _ in range(num_layers))
 
     def forward(self, char_states: torch.Tensor, char_mask: torch.Tensor, subword_states: torch.Tensor,
-                subword_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        for subword_layer, char_layer in zip(self.subword_layers, self.char_layers):
+                subword_mask: torch.Tensor, sides: tuple[str, ...] = ("char", "subword"),
+                ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """Both sides' final states; a side not in ``sides`` is ``None`` and its last module is
+        skipped (nothing reads it), which saves a module's work when one side predicts."""
+        last = len(self.subword_layers) - 1
+        for i, (subword_layer, char_layer) in enumerate(zip(self.subword_layers, self.char_layers)):
             # Both updates read the states of this module: the tuple assignment keeps them parallel.
             subword_states, char_states = (
-                subword_layer(subword_states, subword_mask, char_states, char_mask),
-                char_layer(char_states, char_mask, subword_states, subword_mask),
+                subword_layer(subword_states, subword_mask, char_states, char_mask)
+                if i < last or "subword" in sides else None,
+                char_layer(char_states, char_mask, subword_states, subword_mask)
+                if i < last or "char" in sides else None,
             )
         return char_states, subword_states

@@ -91,7 +91,10 @@ class EntangleModel(EntanglePreTrainedModel):
         char_mask: torch.Tensor | None = None,
         subword_ids: torch.Tensor | None = None,
         subword_mask: torch.Tensor | None = None,
+        sides: tuple[str, ...] = ("char", "subword"),
     ) -> EntangleModelOutput:
+        """``sides``: the sides whose final states are needed (with co-attention, the other side's
+        last module is skipped and its states are ``None``)."""
         char_states = subword_states = None
         if self.char_encoder is not None:
             encoded = self.char_encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state
@@ -100,7 +103,7 @@ class EntangleModel(EntanglePreTrainedModel):
             encoded = self.subword_encoder(input_ids=subword_ids, attention_mask=subword_mask).last_hidden_state
             subword_states = self.subword_projection(encoded)  # (batch, n_subwords, hidden)
         if self.config.num_coattention_layers:
-            char_states, subword_states = self.coattention(char_states, char_mask, subword_states, subword_mask)
+            char_states, subword_states = self.coattention(char_states, char_mask, subword_states, subword_mask, sides)
         return EntangleModelOutput(char_states=char_states, subword_states=subword_states)
 
 
@@ -130,26 +133,31 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         char_word_starts: torch.Tensor | None = None,
         subword_word_starts: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        sides: tuple[str, ...] | None = None,
         **kwargs,
     ) -> EntangleTaggerOutput:
         """``*_word_starts`` (batch, n_words) index each word's first subword / character;
-        ``labels`` (batch, n_words) use -100 for padding and for words another window owns."""
-        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask)
+        ``labels`` (batch, n_words) use -100 for padding and for words another window owns.
+        ``sides`` limits the heads computed (default: every trained side)."""
+        sides = tuple(sides or self.classifiers.keys())
+        if not set(sides) <= set(self.classifiers):
+            raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
+        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
         side_inputs = {
             "subword": (states.subword_states, subword_word_starts),
             "char": (states.char_states, char_word_starts),
         }
         logits = {}
-        for side, classifier in self.classifiers.items():
+        for side in sides:
             side_states, starts = side_inputs[side]
-            logits[side] = classifier(self.dropout(_gather_words(side_states, starts)))  # (batch, n_words, n_labels)
+            logits[side] = self.classifiers[side](self.dropout(_gather_words(side_states, starts)))  # (batch, n_words, n_labels)
         loss = None
         if labels is not None:
             # --side both: the two heads' losses are summed, as in the paper.
             loss = sum(F.cross_entropy(x.flatten(0, 1), labels.flatten(), ignore_index=-100) for x in logits.values())
         return EntangleTaggerOutput(
             loss=loss,
-            logits=logits[self.config.predict_side],
+            logits=logits.get(self.config.predict_side),
             subword_logits=logits.get("subword"),
             char_logits=logits.get("char"),
         )
