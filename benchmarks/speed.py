@@ -11,7 +11,9 @@ heads: speed does not depend on the weights' values.
 - fixed padding: m=2 inference on WNUT-17 test with every batch padded to 2048 characters and
   512 subwords (the authors' code) against dynamic padding, same batches;
 - scaling: one co-attention module (both sides) against the number of characters at 64
-  subwords, and against the number of subwords at 256 characters.
+  subwords, and against the number of subwords at 256 characters;
+- levers, each beside its reference in the same run: predicting from one side (the other
+  side's last co-attention module is skipped), fused AdamW for training.
 
     python benchmarks/speed.py            # writes benchmarks/results/speed.json and the RESULTS section
 """
@@ -56,22 +58,27 @@ def test_words(dataset: str, n: int) -> list[list[str]]:
 
 
 def infer(system: str, dataset: str, batch_size: int, n: int) -> dict:
+    """``SYSTEM`` or ``SYSTEM, subword side only`` (the other side's last module skipped)."""
+    system, _, only = system.partition(", ")
+    sides = ("subword",) if only else None
     model = tagger(system, batch_size)
     sentences = test_words(dataset, n)
-    model.probabilities(sentences[:batch_size])  # warm-up
+    model.probabilities(sentences[:batch_size], sides)  # warm-up
     start = time.perf_counter()
-    model.probabilities(sentences)
+    model.probabilities(sentences, sides)
     seconds = time.perf_counter() - start
     return {"sentences_per_s": len(sentences) / seconds, "words_per_s": sum(map(len, sentences)) / seconds}
 
 
 def train(system: str, steps: int) -> dict:
+    """``SYSTEM`` or ``SYSTEM, fused AdamW`` (one fused kernel for the optimizer update)."""
     import torch
 
     from entangle.data.batching import train_loader
     from entangle.data.corpus import load_corpus
     from entangle.training import parameter_groups
 
+    system, _, lever = system.partition(", ")
     corpus = load_corpus("wnut17", splits=("train",))
     label_ids = {label: i for i, label in enumerate(corpus.labels)}
     model = tagger(system, 16, corpus.labels)
@@ -80,7 +87,7 @@ def train(system: str, steps: int) -> dict:
     windows = model.featurizer.featurize([s.words for s in sentences], [[label_ids[t] for t in s.tags] for s in sentences])
     featurize_s = time.perf_counter() - start
     loader = train_loader(windows, 16, model.collator, torch.Generator().manual_seed(0))
-    optimizer = torch.optim.AdamW(parameter_groups(model.model, 5e-5, 5e-4, 0.01))
+    optimizer = torch.optim.AdamW(parameter_groups(model.model, 5e-5, 5e-4, 0.01), fused=bool(lever))
     model.model.train()
     batches = iter(loader)
     collate_s, step_s = 0.0, []
@@ -166,6 +173,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=256, help="test sentences per inference measurement")
     parser.add_argument("--train-steps", type=int, default=20)
+    parser.add_argument("--fixed-sentences", type=int, default=128, help="WNUT-17 test sentences for the fixed-padding comparison")
     parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -178,12 +186,12 @@ def main() -> None:
                "inference": [], "training": [], "scaling": []}
     for dataset in ("wnut17", "conll2003"):
         for batch in (1, 32):
-            for system in SYSTEMS:
+            for system in [*SYSTEMS, "entangle m=2, subword side only"]:
                 results["inference"].append({"system": system, "dataset": dataset, "batch": batch,
                                              **measure("infer", system, dataset, batch, args.sentences)})
-    for system in SYSTEMS:
+    for system in [*SYSTEMS, "entangle m=2, fused AdamW"]:
         results["training"].append({"system": system, **measure("train", system, args.train_steps)})
-    results["fixed_padding"] = measure("fixed", args.sentences)
+    results["fixed_padding"] = measure("fixed", args.fixed_sentences)
     for chars in (256, 512, 1024, 2048, 4096, 8192):
         results["scaling"].append({"chars": chars, "subwords": 64, **measure("scale", chars, 64)})
     for subwords in (64, 128, 256, 512, 1024, 2048):
