@@ -23,16 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import re
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from results_md import replace_section
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_JSON = ROOT / "benchmarks" / "results" / "speed.json"
-RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "speed"
 LABELS = ["O", "B-X", "I-X"]
 #: name -> (m, side)
@@ -243,14 +243,9 @@ def write_section(results: dict) -> None:
         lines.append(f"| {row['chars']} | {row['subwords']} | {_cell(row, 'seconds', '.4f')} s | "
                      f"{_cell(row, 'peak_mb', '.0f')} MB |")
     machine = results["machine"]
-    body = (f"<!-- {SECTION}:start -->\nMachine: {machine['cores']} cores, {machine['threads']} torch threads, "
-            f"torch {machine['torch']}, Python {machine['python']}. Produced by `{results['command'].strip()}`.\n\n"
-            + "\n".join(lines) + f"\n<!-- {SECTION}:end -->")
-    text = RESULTS_MD.read_text()
-    pattern = re.compile(f"<!-- {SECTION}:start -->.*<!-- {SECTION}:end -->", re.S)
-    text = pattern.sub(lambda _: body, text) if pattern.search(text) else text.rstrip() + "\n\n## Performance (issue #7)\n\n" + body + "\n"
-    RESULTS_MD.write_text(text)
-
+    replace_section(SECTION, f"Machine: {machine['cores']} cores, {machine['threads']} torch threads, torch "
+                    f"{machine['torch']}, Python {machine['python']}. Produced by `{results['command'].strip()}`.\n\n"
+                    + "\n".join(lines), heading="## Performance (issue #7)")
 
 if __name__ == "__main__":
     main()

@@ -18,9 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from results_md import replace_section
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_JSON = ROOT / "benchmarks" / "results" / "wnut17_sides.json"
-RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "wnut17-sides"
 
 #: Character encoders pretrained by ``entangle pretrain-char`` (issue #8): name -> objectives. Each
@@ -143,12 +144,8 @@ def write_table(results: dict, epochs: int) -> None:
         pretrain_commands = sorted({f"    {p['config']['command']}" for p in pretrained.values()})
     commands = "\n".join(sorted({f"    {r['command']}" for by_seed in results.values() for r in by_seed.values()})
                          + (pretrain_commands if pretrained else []))
-    body = (f"<!-- {SECTION}:start -->\n" + "\n".join(rows) + "\n\nProduced by `python benchmarks/wnut17_sides.py "
-            f"--epochs {epochs} --seeds ...`, which runs, per system and seed:\n\n{commands}\n<!-- {SECTION}:end -->")
-    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else "# Results\n"
-    pattern = re.compile(f"<!-- {SECTION}:start -->.*<!-- {SECTION}:end -->", re.S)
-    text = pattern.sub(lambda _: body, text) if pattern.search(text) else text.rstrip() + "\n\n" + body + "\n"
-    RESULTS_MD.write_text(text)
+    replace_section(SECTION, "\n".join(rows) + "\n\nProduced by `python benchmarks/wnut17_sides.py "
+                    f"--epochs {epochs} --seeds ...`, which runs, per system and seed:\n\n{commands}")
 
 
 if __name__ == "__main__":

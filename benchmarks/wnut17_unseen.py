@@ -9,17 +9,17 @@ Writes ``benchmarks/results/wnut17_unseen.json`` and a table section in ``benchm
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 from seqeval.metrics.sequence_labeling import get_entities
 
+from results_md import replace_section
+
 from entangle import Tagger, load_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_JSON = ROOT / "benchmarks" / "results" / "wnut17_unseen.json"
-RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "wnut17-unseen"
 
 
@@ -58,12 +58,7 @@ def main() -> None:
         lines.append(f"| {system} | {100 * row['seen']:.1f} | {100 * row['unseen']:.1f} | {row['predicted']} | "
                      f"{100 * row['precision']:.1f} |")
     command = "python benchmarks/wnut17_unseen.py " + " ".join(sys.argv[1:])
-    body = f"<!-- {SECTION}:start -->\n" + "\n".join(lines) + f"\n\nProduced by `{command}`.\n<!-- {SECTION}:end -->"
-    text = RESULTS_MD.read_text()
-    pattern = re.compile(f"<!-- {SECTION}:start -->.*<!-- {SECTION}:end -->", re.S)
-    text = pattern.sub(lambda _: body, text) if pattern.search(text) else text.rstrip() + "\n\n" + body + "\n"
-    RESULTS_MD.write_text(text)
-
+    replace_section(SECTION, "\n".join(lines) + f"\n\nProduced by `{command}`.")
 
 if __name__ == "__main__":
     main()

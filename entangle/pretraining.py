@@ -45,7 +45,7 @@ from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
 from .noise import perturb_words
 from .plots import plot_pretraining_losses
-from .training import CHECKPOINT_DIR, _temporary, swap_in
+from .training import CHECKPOINT_DIR, save_checkpoint
 
 OBJECTIVES = ("mlm", "distill")
 #: CANINE's mask code point (private use area).
@@ -327,14 +327,7 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     def checkpoint() -> None:
         nonlocal started
         state.elapsed, started = elapsed(), time.perf_counter()
-        temporary = output / (CHECKPOINT_DIR + ".tmp")
-        if accelerator.is_main_process:
-            _temporary(temporary)
-        accelerator.wait_for_everyone()
-        accelerator.save_state(temporary)  # every rank takes part; the main process writes
-        accelerator.wait_for_everyone()
-        if accelerator.is_main_process:
-            swap_in(temporary, output / CHECKPOINT_DIR)
+        save_checkpoint(accelerator, output / CHECKPOINT_DIR)
 
     def progress_share() -> float:
         """How much of the budget is spent: steps, or time when that runs out first."""

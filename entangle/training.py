@@ -100,6 +100,19 @@ def _temporary(directory: Path) -> Path:
     return temporary
 
 
+def save_checkpoint(accelerator: Accelerator, directory: Path) -> None:
+    """``Accelerator.save_state`` into a temporary directory, then swapped in: a kill at any
+    moment leaves a complete checkpoint."""
+    temporary = directory.with_name(directory.name + ".tmp")
+    if accelerator.is_main_process:
+        _temporary(directory)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(temporary)  # every rank takes part; the main process writes
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        swap_in(temporary, directory)
+
+
 class LoopState:
     """Where the loop is, beyond what Accelerate checkpoints itself (model, optimizer, scheduler,
     random states): enough to continue an interrupted run exactly as if it had not stopped."""
@@ -170,14 +183,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
     def checkpoint() -> None:
         nonlocal started
         state.elapsed += time.perf_counter() - started
-        temporary = output / (CHECKPOINT_DIR + ".tmp")
-        if accelerator.is_main_process:
-            _temporary(temporary)
-        accelerator.wait_for_everyone()
-        accelerator.save_state(temporary)  # every rank takes part; the main process writes
-        accelerator.wait_for_everyone()
-        if accelerator.is_main_process:
-            swap_in(temporary, output / CHECKPOINT_DIR)
+        save_checkpoint(accelerator, output / CHECKPOINT_DIR)
         started = time.perf_counter()
 
     def finished() -> bool:
