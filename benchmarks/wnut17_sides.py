@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,7 +52,8 @@ def run(command: list[str]) -> None:
 
 
 def pretrain_char(entangle: list[str], name: str) -> dict:
-    """Pretrain (or finish pretraining) the character encoder ``name``; its summary."""
+    """Pretrain (or finish pretraining) the character encoder ``name``; its summary. The summary,
+    loss log and plot are kept in ``benchmarks/results/pretrain-char/``."""
     output = Path(PRETRAIN_DIR) / name
     if not (output / "pretraining.json").exists():
         if (output / "checkpoint").is_dir():
@@ -59,6 +61,10 @@ def pretrain_char(entangle: list[str], name: str) -> dict:
         else:
             run([*entangle, "pretrain-char", *PRETRAIN_OPTIONS, "--objectives", *PRETRAINED_CHAR[name],
                  "--output", str(output)])
+    kept = ROOT / "benchmarks" / "results" / "pretrain-char" / slug(name)
+    kept.mkdir(parents=True, exist_ok=True)
+    for file in ("pretraining.json", "pretrain_log.jsonl", "pretrain_losses.png"):
+        shutil.copy(output / file, kept / file)
     return json.loads((output / "pretraining.json").read_text())
 
 
