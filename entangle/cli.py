@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--lr", type=float, default=5e-5, help="learning rate of pretrained encoders")
     train.add_argument("--new-lr", type=float, default=5e-4, help="learning rate of co-attention, projections, "
                        "heads and randomly initialised encoders")
+    train.add_argument("--char-lr", type=float, help="learning rate of the character encoder (default: --lr when "
+                       "it is pretrained, else --new-lr); e.g. --new-lr's for a briefly pretrained one (pretrain-char)")
     train.add_argument("--warmup-ratio", type=float, default=0.1, help="share of steps of linear warm-up")
     train.add_argument("--weight-decay", type=float, default=0.01)
     train.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping")
@@ -201,7 +203,9 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         saved = Path(args.resume) / RUN_ARGS
         if not saved.is_file():
             raise FileNotFoundError(f"{saved}: not an output directory of entangle {args.command} (no {RUN_ARGS})")
-        return argparse.Namespace(**{**json.loads(saved.read_text()), "resume": args.resume, "output": args.resume})
+        # Options added since the run started take their defaults.
+        return argparse.Namespace(**{**vars(args), **json.loads(saved.read_text()), "resume": args.resume,
+                                     "output": args.resume})
     if not args.output:
         raise FileNotFoundError("give --output (or --resume OUTPUT)")
     Path(args.output).mkdir(parents=True, exist_ok=True)
@@ -232,6 +236,7 @@ def run_train(args: argparse.Namespace) -> None:
     )
     options = dict(
         output_dir=args.output, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, new_lr=args.new_lr,
+        char_lr=args.char_lr,
         warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
         patience=args.patience or None, seed=args.seed, group_by_length=not args.no_group_by_length,
         gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision,

@@ -44,6 +44,7 @@ class TrainingConfig:
     # randomly initialised encoder start from scratch and need a larger step to learn in time.
     lr: float = 5e-5
     new_lr: float = 5e-4
+    char_lr: float | None = None  # the character encoder's own rate (default: lr if pretrained, else new_lr)
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
@@ -60,22 +61,25 @@ class TrainingConfig:
     command: str | None = None
 
 
-def parameter_groups(model, lr: float, new_lr: float, weight_decay: float) -> list[dict]:
-    """Four groups: pretrained vs new parameters, with vs without weight decay (biases, norms)."""
+def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_lr: float | None = None) -> list[dict]:
+    """Pretrained vs new parameters, with vs without weight decay (biases, norms); ``char_lr``
+    gives the character encoder a rate of its own (e.g. a briefly pretrained one that should
+    still move as fast as a new one)."""
     config = model.config
     pretrained_prefixes = tuple(
         f"entangle.{side}_encoder."
         for side in ("char", "subword")
         if getattr(config, f"{side}_encoder_pretrained") and getattr(config, f"uses_{side}")
     )
-    groups: dict[tuple[bool, bool], list] = {}
+    rates = (new_lr, lr, char_lr)  # by kind: new, pretrained, character encoder with its own rate
+    groups: dict[tuple[int, bool], list] = {}
     for name, param in model.named_parameters():
         if param.requires_grad:
-            key = (name.startswith(pretrained_prefixes), param.ndim >= 2)
-            groups.setdefault(key, []).append(param)
+            kind = 2 if char_lr is not None and name.startswith("entangle.char_encoder.") else int(name.startswith(pretrained_prefixes))
+            groups.setdefault((kind, param.ndim >= 2), []).append(param)
     return [
-        {"params": params, "lr": lr if pretrained else new_lr, "weight_decay": weight_decay if decay else 0.0}
-        for (pretrained, decay), params in sorted(groups.items())
+        {"params": params, "lr": rates[kind], "weight_decay": weight_decay if decay else 0.0}
+        for (kind, decay), params in sorted(groups.items())
     ]
 
 
@@ -161,7 +165,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
     )
     generator = torch.Generator().manual_seed(config.seed)
     loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
-    optimizer = torch.optim.AdamW(parameter_groups(model, config.lr, config.new_lr, config.weight_decay))
+    optimizer = torch.optim.AdamW(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
     total_steps = steps_per_epoch * config.epochs

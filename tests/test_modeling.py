@@ -249,3 +249,8 @@ def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
         assert lr_of[id(param)][0] == expected_lr, name
         assert lr_of[id(param)][1] == (0.01 if param.ndim >= 2 else 0.0), name
     assert len(lr_of) == len(list(model.parameters()))
+    groups = parameter_groups(model, lr=1e-5, new_lr=1e-3, weight_decay=0.01, char_lr=3e-4)
+    lr_of = {id(p): g["lr"] for g in groups for p in g["params"]}
+    for name, param in model.named_parameters():
+        expected_lr = {"entangle.subword_encoder.": 1e-5, "entangle.char_encoder.": 3e-4}.get(".".join(name.split(".")[:2]) + ".", 1e-3)
+        assert lr_of[id(param)] == expected_lr, name
