@@ -37,8 +37,12 @@ SYSTEMS = {
     "entangle m=1": (["-m", "1", "--side", "both"], ["subword", "char"]),
     "entangle m=2": (["-m", "2", "--side", "both"], ["subword", "char"]),
     "char-alone (m=0)": (["-m", "0", "--side", "char"], ["char"]),
-    **{f"entangle m=1, char pretrained ({name})": (["-m", "1", "--side", "both", "--char", f"{PRETRAIN_DIR}/{name}"],
-                                                   ["subword", "char"]) for name in PRETRAINED_CHAR},
+    # Same fine-tuning as "entangle m=1" (the character encoder at --new-lr's rate): only its start differs.
+    **{f"entangle m=1, char pretrained ({name})": (["-m", "1", "--side", "both", "--char", f"{PRETRAIN_DIR}/{name}",
+                                                    "--char-lr", "5e-4"], ["subword", "char"]) for name in PRETRAINED_CHAR},
+    # The default for a pretrained encoder: it fine-tunes at --lr (5e-5) like MiniLM.
+    "entangle m=1, char pretrained (mlm+distill), char lr 5e-5": (
+        ["-m", "1", "--side", "both", "--char", f"{PRETRAIN_DIR}/mlm+distill"], ["subword", "char"]),
 }
 
 
@@ -90,7 +94,7 @@ def main() -> None:
             common = ["--data", "wnut17", "--epochs", str(args.epochs), "--seed", str(seed), "--patience", "0"]
             output = Path(args.runs_dir) / f"{slug(name)}-seed{seed}"
             test_file = output / "test_metrics.json"
-            pretrained = next((key for key in PRETRAINED_CHAR if name.endswith(f"({key})")), None)
+            pretrained = next((key for key in PRETRAINED_CHAR if f"char pretrained ({key})" in name), None)
             if not test_file.exists():
                 if pretrained:
                     pretrain_char(entangle, pretrained)
