@@ -6,7 +6,7 @@ import random
 import pytest
 from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
-from test_cli import DEV, TRAIN, encoders  # noqa: F401  (the fixture)
+from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 
 from entangle.bench import BenchConfig, BenchConfigError, corpus_score, paired_bootstrap, sentence_counts
 from entangle.cli import main
@@ -29,11 +29,7 @@ def test_sentence_counts_add_up_to_the_corpus_scores():
 
 
 def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
-    data = tmp_path / "tiny"
-    data.mkdir()
-    (data / "train.txt").write_text(TRAIN)
-    (data / "dev.txt").write_text(DEV)
-    (data / "test.txt").write_text(DEV)
+    data = write_dataset(tmp_path / "tiny")
     config = tmp_path / "bench.yaml"
     config.write_text(json.dumps({
         "output": str(tmp_path / "bench"), "datasets": [str(data)], "seeds": [1, 2], "bootstrap": 50,

@@ -21,13 +21,18 @@ def encoders(tmp_path_factory):
     return root
 
 
+def write_dataset(directory, train: str = TRAIN, dev: str = DEV):
+    """A data directory of train/dev/test files (the test file is the dev text)."""
+    directory.mkdir()
+    (directory / "train.txt").write_text(train)
+    (directory / "dev.txt").write_text(dev)
+    (directory / "test.txt").write_text(dev)
+    return directory
+
+
 @pytest.fixture
 def data(tmp_path):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "train.txt").write_text(TRAIN)
-    (tmp_path / "data" / "dev.txt").write_text(DEV)
-    (tmp_path / "data" / "test.txt").write_text(DEV)
-    return tmp_path / "data"
+    return write_dataset(tmp_path / "data")
 
 
 def test_train_evaluate_predict(tmp_path, encoders, data, capsys):

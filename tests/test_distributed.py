@@ -8,7 +8,7 @@ import sys
 
 
 from entangle.cli import main
-from test_cli import DEV, TRAIN, encoders  # noqa: F401  (fixture)
+from test_cli import DEV, encoders, write_dataset  # noqa: F401  (fixture)
 
 # An odd number of dev sentences: the two processes get uneven shares.
 DEV_ODD = DEV + "\n" + "Rome\tB-LOC\nsleeps\tO\n\nBob\tB-PER\n\nit\tO\nrains\tO\nin\tO\nLima\tB-LOC\n"
@@ -24,11 +24,7 @@ def launch(*args: str) -> None:
 
 
 def test_two_processes_train_one_model_and_evaluate_like_one(tmp_path, encoders):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "train.txt").write_text(TRAIN)
-    (data / "dev.txt").write_text(DEV_ODD)
-    (data / "test.txt").write_text(DEV_ODD)
+    data = write_dataset(tmp_path / "data", dev=DEV_ODD)
     out = tmp_path / "run"
     launch("train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
            "-m", "1", "--epochs", "2", "--batch-size", "2", "--output", str(out))
