@@ -3,22 +3,7 @@
 # entanglement model (m=2, both sides), each trained for one epoch (seed 42, same budget)
 # through `entangle train`. Finished runs are skipped, so rerunning resumes the chain.
 # Tables, JSON and plots go to benchmarks/results/noise-conll03-{charbert,all-attacks}/.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-RUNS=${RUNS:-runs/bench-conll03}
-EPOCHS=${EPOCHS:-1}
-train() {  # name, options...
-    local out=$RUNS/$1; shift
-    if [[ ! -f $out/test_metrics.json ]]; then
-        if [[ -d $out/checkpoint ]]; then
-            .venv/bin/entangle train --resume "$out"
-        else
-            .venv/bin/entangle train --data conll2003 --epochs "$EPOCHS" --seed 42 --patience 0 \
-                --save-steps 200 "$@" --output "$out"
-        fi
-        .venv/bin/entangle evaluate "$out" --data conll2003 --output "$out/test_metrics.json"
-    fi
-}
+source "$(dirname "$0")/conll03_common.sh"
 train subword-alone -m 0 --side subword
 train char-alone -m 0 --side char
 train entangle-m2 -m 2 --side both
