@@ -36,7 +36,6 @@ from pathlib import Path
 
 import yaml
 
-from .metrics import MAIN_SCORE
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json"
@@ -189,9 +188,19 @@ def markdown_table(dataset: str, systems: dict) -> str:
     return f"### {dataset}\n\n" + "\n".join(lines)
 
 
-def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, int, int]]:
+def main_score(metrics: dict) -> str:
+    """The task's main score, read off a run's metrics (entity F1, macro-F1, else accuracy)."""
+    return next(name for name in ("f1", "macro_f1", "accuracy") if name in metrics)
+
+
+def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, ...]]:
     """Per sentence, what the corpus score adds up: (true positives, predicted, gold) entities
-    for F1 (seqeval strict IOB2), (correct, words, words) for accuracy."""
+    for F1 (seqeval strict IOB2), (correct, units, units) for accuracy, and that triple for every
+    class for a text's macro-F1."""
+    if task_score == "macro_f1":
+        classes = sorted({label for labels in gold + predicted for label in labels})
+        return [tuple(int(x) for c in classes for x in (g[0] == p[0] == c, p[0] == c, g[0] == c))
+                for g, p in zip(gold, predicted)]
     if task_score == "accuracy":
         return [(sum(g == p for g, p in zip(gs, ps)), len(gs), len(gs)) for gs, ps in zip(gold, predicted)]
     from seqeval.scheme import IOB2, Entities
@@ -205,8 +214,12 @@ def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list
     return counts
 
 
-def corpus_score(task_score: str, counts: list[tuple[int, int, int]]) -> float:
-    hits, predicted, gold = (sum(c[i] for c in counts) for i in range(3))
+def corpus_score(task_score: str, counts: list[tuple[int, ...]]) -> float:
+    sums = [sum(c[i] for c in counts) for i in range(len(counts[0]))]
+    if task_score == "macro_f1":  # classes neither predicted nor gold in this sample do not count
+        f1s = [2 * h / (p + g) for h, p, g in zip(sums[0::3], sums[1::3], sums[2::3]) if p + g]
+        return statistics.mean(f1s) if f1s else 0.0
+    hits, predicted, gold = sums
     if task_score == "accuracy":
         return hits / gold if gold else 0.0
     return 2 * hits / (predicted + gold) if predicted + gold else 0.0
@@ -241,7 +254,7 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
         seeds = sorted(s for s, runs in by_seed.items() if {a_system, b_system} <= set(runs))
         if not seeds:
             continue
-        score = MAIN_SCORE["ner" if "f1" in by_seed[seeds[0]][a_system]["test"][a_side] else "tagging"]
+        score = main_score(by_seed[seeds[0]][a_system]["test"][a_side])
         per_seed, pairs = {}, []
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]

@@ -17,10 +17,11 @@ from .data.conllu import read_conllu, write_conllu
 from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.raw_text import NoTextError
-from .data.labels import TASKS, UnknownLabelError
+from .data.labels import UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
 from .pretraining import OBJECTIVES
+from .tasks import TASKS
 
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
@@ -35,20 +36,24 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tag-column", type=int, default=-1, help="column of the tags (default -1, the last)")
     parser.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos",
                         help="tag of the words of .conllu files (default upos)")
+    parser.add_argument("--text-field", default="text", help="text column of classification tables "
+                        "(.tsv/.csv with a header, .jsonl keys; default text)")
+    parser.add_argument("--label-field", default="label", help="label column of classification tables (default label)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="entangle", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    train = commands.add_parser("train", help="fine-tune an entanglement model on a tagging dataset")
+    train = commands.add_parser("train", help="fine-tune an entanglement model on a labelled dataset")
     train.add_argument("--config", help="YAML or JSON file of options (same names as below, '-' or '_'); "
                        "command-line options override it")
     _data_options(train)
     train.add_argument("--train", help="training file (overrides --data's)")
     train.add_argument("--dev", help="dev file (overrides --data's)")
-    train.add_argument("--task", choices=TASKS, help="ner: IOB2 tags, entity F1; tagging: any tags, accuracy "
-                       "(default: the dataset's, else ner)")
+    train.add_argument("--task", choices=TASKS, help="; ".join(f"{t.name}: {t.description}" for t in TASKS.values())
+                       + " (default: the dataset's, else tagging for .conllu, classification for .tsv/.csv/.jsonl "
+                       "and TweetEval files, else ner)")
     train.add_argument("--output", help="output directory (best model in OUTPUT/model, checkpoint in OUTPUT/checkpoint)")
     train.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run in OUTPUT exactly where its "
                        "last checkpoint left it, with the options it was started with")
@@ -94,17 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
                           "side, as JSON here (for significance tests)")
 
-    predict = commands.add_parser("predict", help="tag new text")
+    predict = commands.add_parser("predict", help="tag or classify new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
     predict.add_argument("--input", default="-", help="input file ('-' = standard input)")
     predict.add_argument("--input-format", choices=("text", "conll", "conllu"), default="text",
-                         help="text: one sentence per line, split into words; conll: one word per line "
-                         "(column --token-column), blank line between sentences; conllu: CoNLL-U (its syntactic words)")
+                         help="text: one sentence (or text to classify) per line, split into words; conll: one word per "
+                         "line (column --token-column), blank line between sentences; conllu: CoNLL-U (its syntactic words)")
     predict.add_argument("--token-column", type=int, default=0)
     predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
     predict.add_argument("--output-format", choices=("conll", "jsonl", "conllu"), default="conll",
-                         help="conll: word<TAB>label<TAB>probability; jsonl: one JSON object per sentence; conllu "
-                         "(CoNLL-U input only): the input file with the predicted tags in its --conllu-tag column")
+                         help="conll: word<TAB>label<TAB>probability (a character model: word<TAB>its segments, "
+                         "e.g. kane:wix|rie:spa; a classifier: label<TAB>probability<TAB>text); jsonl: one JSON object "
+                         "per sentence or text; conllu (CoNLL-U input only): the input file with the predicted tags in "
+                         "its --conllu-tag column")
     predict.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos")
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
@@ -223,7 +230,7 @@ def run_train(args: argparse.Namespace) -> None:
     args = _resumable(args)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
                          tag_column=args.tag_column, train=args.train, dev=args.dev, splits=("train", "dev"),
-                         conllu_tag=args.conllu_tag)
+                         conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     if corpus.train is None:
         raise FileNotFoundError("no training data: give --data or --train")
     train_sentences = corpus.train[: args.limit_train]
@@ -245,7 +252,7 @@ def run_train(args: argparse.Namespace) -> None:
         command=args.command_line,
     )
     TrainingConfig(**options)  # fail on bad options before reading anything heavy
-    print(f"train: {len(train_sentences)} sentences from {corpus.files['train']}; dev: "
+    print(f"train: {len(train_sentences)} examples from {corpus.files['train']}; dev: "
           f"{len(corpus.dev) if corpus.dev else 0}; labels: {len(labels)}; task: {corpus.task}", file=sys.stderr)
     summary = tagger.fit(train_sentences, corpus.dev, **options)
     for side, metrics in (summary["best_dev"] or {}).items():
@@ -265,17 +272,17 @@ def run_evaluate(args: argparse.Namespace) -> None:
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,),
-                         conllu_tag=args.conllu_tag)
+                         conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     sentences = corpus.split(args.split)
     where = corpus.files[args.split]
     results, predicted = tagger.evaluate(sentences, str(where), accelerator, return_predictions=True)
     if not accelerator.is_main_process:
         return
     if args.predictions:
-        Path(args.predictions).write_text(json.dumps({"data": str(where), "gold": [s.tags for s in sentences],
-                                                      "predicted": predicted}))
+        gold = [tagger.task.gold(example) for example in sentences]
+        Path(args.predictions).write_text(json.dumps({"data": str(where), "gold": gold, "predicted": predicted}))
     for side, metrics in results.items():
-        print(f"== {side} side on {where} ({len(sentences)} sentences)")
+        print(f"== {side} side on {where} ({len(sentences)} examples)")
         print(format_report(metrics))
     if args.output:
         Path(args.output).write_text(json.dumps({"data": str(where), "results": results}, indent=2))
@@ -295,23 +302,58 @@ def run_predict(args: argparse.Namespace) -> None:
         sentences = [s.words for s in read_conllu(source, tag=None)]
     else:
         text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(encoding="utf-8")
-        sentences = [split_words(line) for line in text.splitlines() if line.strip()]
-    tagged = tagger.tag(sentences, args.side)
-    if args.output_format == "conllu":
-        write_conllu(args.input, args.output, [t.labels for t in tagged], args.conllu_tag)
-        return
+        texts = [line for line in text.splitlines() if line.strip()]
+        sentences = [split_words(line) for line in texts]
+    unit = tagger.task.unit
+    if args.output_format == "conllu" and unit != "word":
+        raise FileNotFoundError(f"--output-format conllu writes word tags; this model is for {tagger.task.name}")
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
-    for sentence in tagged:
-        if args.output_format == "jsonl":
-            out.write(json.dumps({"words": sentence.words, "labels": sentence.labels,
-                                  "probabilities": [round(p, 6) for p in sentence.probabilities]},
-                                 ensure_ascii=False) + "\n")
-        else:
-            for word, label, p in zip(sentence.words, sentence.labels, sentence.probabilities):
-                out.write(f"{word}\t{label}\t{p:.4f}\n")
-            out.write("\n")
+    if unit == "text":
+        if args.input_format != "text":
+            texts = [" ".join(words) for words in sentences]
+        for result in tagger.classify(texts, args.side):
+            if args.output_format == "jsonl":
+                out.write(json.dumps({"text": result.text, "label": result.label,
+                                      "probability": round(result.probability, 6),
+                                      "probabilities": {k: round(v, 6) for k, v in result.distribution.items()}},
+                                     ensure_ascii=False) + "\n")
+            else:
+                out.write(f"{result.label}\t{result.probability:.4f}\t{result.text}\n")
+    elif unit == "char":
+        for sentence in tagger.tag_chars(sentences):
+            if args.output_format == "jsonl":
+                out.write(json.dumps({"words": sentence.words, "labels": sentence.labels}, ensure_ascii=False) + "\n")
+            else:
+                for word, labels in zip(sentence.words, sentence.labels):
+                    out.write(f"{word}\t{_segments(word, labels)}\n")
+                out.write("\n")
+    else:
+        tagged = tagger.tag(sentences, args.side)
+        if args.output_format == "conllu":
+            write_conllu(args.input, args.output, [t.labels for t in tagged], args.conllu_tag)
+            return
+        for sentence in tagged:
+            if args.output_format == "jsonl":
+                out.write(json.dumps({"words": sentence.words, "labels": sentence.labels,
+                                      "probabilities": [round(p, 6) for p in sentence.probabilities]},
+                                     ensure_ascii=False) + "\n")
+            else:
+                for word, label, p in zip(sentence.words, sentence.labels, sentence.probabilities):
+                    out.write(f"{word}\t{label}\t{p:.4f}\n")
+                out.write("\n")
     if out is not sys.stdout:
         out.close()
+
+
+def _segments(word: str, labels: list[str]) -> str:
+    """A word's runs of equally labelled characters: ``kanerie`` -> ``kane:wix|rie:spa``."""
+    runs: list[list] = []
+    for char, label in zip(word, labels):
+        if runs and runs[-1][1] == label:
+            runs[-1][0] += char
+        else:
+            runs.append([char, label])
+    return "|".join(f"{chars}:{label}" for chars, label in runs)
 
 
 def run_robustness(args: argparse.Namespace) -> None:

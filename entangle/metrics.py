@@ -1,12 +1,11 @@
-"""Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets."""
+"""Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets,
+accuracy and macro-F1 (scikit-learn) for text classification."""
 
 from __future__ import annotations
 
 from seqeval.metrics import classification_report
 from seqeval.scheme import IOB2
-
-#: The score that picks the best checkpoint, per task.
-MAIN_SCORE = {"ner": "f1", "tagging": "accuracy"}
+from sklearn.metrics import classification_report as class_report
 
 
 def token_accuracy(gold: list[list[str]], predicted: list[list[str]]) -> float:
@@ -15,7 +14,7 @@ def token_accuracy(gold: list[list[str]], predicted: list[list[str]]) -> float:
 
 
 def score(task: str, gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    """Metrics as a flat dict (plus ``per_type`` for NER); the main score is ``MAIN_SCORE[task]``."""
+    """Word-level metrics as a flat dict (plus ``per_type`` for NER)."""
     result = {"accuracy": token_accuracy(gold, predicted)}
     if task == "ner":
         # Strict mode: an entity counts only with exactly the right span and type, and ill-formed
@@ -32,6 +31,19 @@ def score(task: str, gold: list[list[str]], predicted: list[list[str]]) -> dict:
     return result
 
 
+def classification_scores(gold: list[str], predicted: list[str]) -> dict:
+    """Accuracy, macro-F1 (every class weighs the same, as TweetEval reports most tasks) and a
+    per-class report under ``per_type`` (the key the word-level reports use)."""
+    report = class_report(gold, predicted, output_dict=True, zero_division=0, labels=sorted(set(gold) | set(predicted)))
+    return {
+        "accuracy": sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold) if gold else 0.0,
+        "macro_f1": report["macro avg"]["f1-score"],
+        "per_type": {name: {"precision": report[name]["precision"], "recall": report[name]["recall"],
+                            "f1": report[name]["f1-score"], "support": int(report[name]["support"])}
+                     for name in sorted(set(gold) | set(predicted))},
+    }
+
+
 def format_report(metrics: dict) -> str:
     lines = [f"{key:>10}: {value:.4f}" for key, value in metrics.items() if isinstance(value, float)]
     if "per_type" in metrics:
@@ -39,3 +51,19 @@ def format_report(metrics: dict) -> str:
         for name, v in metrics["per_type"].items():
             lines.append(f"{name:>16} {v['precision']:7.4f} {v['recall']:7.4f} {v['f1']:7.4f} {v['support']:8d}")
     return "\n".join(lines)
+
+
+def char_accuracy(examples: list, predicted: list[list[list[str]]]) -> dict:
+    """Character accuracy over all words and over the words that switch language inside them
+    (``example.mixed``), as the paper reports intra-word code-switching; ``predicted`` holds a
+    label per character, grouped by word."""
+    totals = {"all": [0, 0], "mixed": [0, 0]}
+    for example, words in zip(examples, predicted, strict=True):
+        for gold, guess, mixed in zip(example.char_tags, words, example.mixed, strict=True):
+            right = sum(g == p for g, p in zip(gold, guess, strict=True))
+            for key in ("all", "mixed") if mixed else ("all",):
+                totals[key][0] += right
+                totals[key][1] += len(gold)
+    return {"accuracy": totals["all"][0] / totals["all"][1] if totals["all"][1] else 0.0,
+            "mixed_accuracy": totals["mixed"][0] / totals["mixed"][1] if totals["mixed"][1] else 0.0,
+            "characters": totals["all"][1], "mixed_characters": totals["mixed"][1]}

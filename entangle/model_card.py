@@ -8,23 +8,28 @@ from pathlib import Path
 
 import yaml
 
-from .metrics import MAIN_SCORE
+from .tasks import get_task
+
+
+_EXAMPLE_CALL = {"word": 'tag_text(["Going to see Lady Gaga in Paris tonite"])',
+                 "char": 'tag_chars([["a", "word"]])', "text": 'classify(["what a day"])'}
 
 
 def write_model_card(directory: Path, config, summary: dict, training) -> None:
     """What the model is (backbones, m, sides), what it was trained on, how well it did on dev,
     and the command that made it, so the directory can be shared on a hub as it is."""
-    score = MAIN_SCORE[config.task]
+    task = get_task(config.task)
+    score = task.main_score
     metadata = {
         "library_name": "entangle",
-        "pipeline_tag": "token-classification",
+        "pipeline_tag": "text-classification" if task.unit == "text" else "token-classification",
         "tags": ["entangle", "character-level", "subword", config.task],
     }
     if config.subword_encoder_name and not Path(config.subword_encoder_name).exists():
         metadata["base_model"] = config.subword_encoder_name
     lines = [
         "---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", "",
-        f"# entangle {config.task} tagger", "",
+        f"# entangle {config.task} model", "",
         "An entanglement model (Wang, Hu & Gormley, arXiv 2311.07853) trained with "
         "[entangle](https://pypi.org/project/entangle-nlp/).", "",
         "| part | value |", "|---|---|",
@@ -52,5 +57,5 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     lines += ["```json", json.dumps(options, indent=2), "```", "",
               "## Use", "", "```python", "from entangle import Tagger", "",
               f'tagger = Tagger.from_pretrained("{directory.name}")',
-              'print(tagger.tag_text(["Going to see Lady Gaga in Paris tonite"]))', "```", ""]
+              f'print(tagger.{_EXAMPLE_CALL[task.unit]})', "```", ""]
     (directory / "README.md").write_text("\n".join(lines), encoding="utf-8")

@@ -1,4 +1,5 @@
-"""Tagging words and raw text with a trained model; window predictions stitched back per sentence."""
+"""Applying a trained model: word tags, character labels or text classes; window predictions
+stitched back per sentence (or averaged per text)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from accelerate.utils import gather_object
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from .data.batching import Collator, inference_batches
-from .data.conll import Sentence
 from .data.features import Featurizer, Window
 from .data.raw_text import split_words
-from .data.labels import check_labels
-from .metrics import score
-from .modeling import EntangleForTokenClassification
+from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification
+from .tasks import Task, get_task, split_by_words
 
 @dataclass
 class TaggedSentence:
@@ -26,10 +25,33 @@ class TaggedSentence:
     probabilities: list[float]
 
 
+@dataclass
+class TaggedCharacters:
+    words: list[str]
+    #: Per word, a label per character.
+    labels: list[list[str]]
+    probabilities: list[list[float]]
+
+
+@dataclass
+class ClassifiedText:
+    text: str
+    label: str
+    probability: float
+    #: Every class's probability.
+    distribution: dict[str, float]
+
+
+def model_class(task: str) -> type:
+    """The head family a task needs: per text, or per word / character."""
+    return EntangleForSequenceClassification if get_task(task).unit == "text" else EntangleForTokenClassification
+
+
 class Tagger:
     """A trained model with its tokenizer and featurizer."""
 
-    def __init__(self, model: EntangleForTokenClassification, tokenizer: PreTrainedTokenizerBase | None,
+    def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification,
+                 tokenizer: PreTrainedTokenizerBase | None,
                  batch_size: int = 32):
         self.model = model
         self.tokenizer = tokenizer
@@ -41,42 +63,48 @@ class Tagger:
     @classmethod
     def create(cls, char: str | None, subword: str | None, labels: list[str], *, m: int = 2, side: str = "both",
                task: str = "ner", batch_size: int = 32, **config) -> "Tagger":
-        """A new, untrained tagger around two encoders (names as for ``entangle train --char/--subword``)."""
-        model, tokenizer = EntangleForTokenClassification.from_encoders(
+        """A new, untrained model around two encoders (names as for ``entangle train --char/--subword``)
+        for ``task`` (see :mod:`entangle.tasks`)."""
+        model, tokenizer = model_class(task).from_encoders(
             char, subword, labels, num_coattention_layers=m, side=side, task=task, **config
         )
         return cls(model, tokenizer, batch_size)
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
-        model = EntangleForTokenClassification.from_pretrained(path)
+        model = model_class(EntangleConfig.from_pretrained(path).task).from_pretrained(path)
         tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
         return cls(model, tokenizer, **kwargs)
 
-    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None, **options) -> dict:
-        """Fine-tune on labelled sentences; ``options`` are :class:`~entangle.training.TrainingConfig` fields
+    @property
+    def task(self) -> Task:
+        return get_task(self.model.config.task)
+
+    def fit(self, train: list, dev: list | None = None, **options) -> dict:
+        """Fine-tune on labelled examples (of the task's kind: ``Sentence``, ``CharTaggedSentence``
+        or ``LabelledText``); ``options`` are :class:`~entangle.training.TrainingConfig` fields
         (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
         from .training import BEST_DIR, TrainingConfig, train as run_training
 
         summary = run_training(self, train, dev, TrainingConfig(**options))
         best = Path(options["output_dir"]) / BEST_DIR
         if best.is_dir():
-            self.model = EntangleForTokenClassification.from_pretrained(best)
+            self.model = model_class(self.model.config.task).from_pretrained(best)
         return summary
 
-    def evaluate(self, sentences: list[Sentence], what: str = "evaluation data",
+    def evaluate(self, examples: list, what: str = "evaluation data",
                  accelerator: Accelerator | None = None, return_predictions: bool = False):
         """``{side: metrics}`` for every trained side (one forward pass serves both); with an
         ``accelerator`` of several processes, each scores a share and all get the same metrics.
-        ``return_predictions`` adds the predicted labels (``{side: per sentence}``) as a second value."""
-        check_labels(sentences, self.labels, what)
-        gold = [sentence.tags for sentence in sentences]
-        predicted = self.predictions([sentence.words for sentence in sentences], accelerator)
-        metrics = {side: score(self.model.config.task, gold, tags) for side, tags in predicted.items()}
+        ``return_predictions`` adds the predicted labels (``{side: per example, per unit}``) as a
+        second value."""
+        self.task.check_labels(examples, self.labels, what)
+        predicted = self.predictions([example.words for example in examples], accelerator)
+        metrics = {side: self.task.score(examples, labels) for side, labels in predicted.items()}
         return (metrics, predicted) if return_predictions else metrics
 
     def predictions(self, sentences: list[list[str]], accelerator: Accelerator | None = None) -> dict[str, list[list[str]]]:
-        """``{side: the most probable label of every word}`` for every trained side."""
+        """``{side: the most probable label of every unit}`` for every trained side."""
         decode = self.model.config.id2label
         probabilities = self.probabilities(sentences, accelerator=accelerator)
         return {side: [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence]
@@ -93,11 +121,13 @@ class Tagger:
 
     def probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None = None,
                       accelerator: Accelerator | None = None) -> dict[str, list[torch.Tensor]]:
-        """Per side, per sentence: a (n_words, n_labels) tensor of label probabilities.
+        """Per side, per sentence: a (n_units, n_labels) tensor of label probabilities (units:
+        words, characters, or the one text).
 
-        Each word's row comes from the one window that owns it, so every word gets exactly one.
-        Under several processes (``accelerator``), each process runs every n-th window and the
-        owned rows are gathered, so no window is dropped or counted twice.
+        Each unit's row comes from the one window that owns it, so every unit gets exactly one; a
+        text's row is the mean of its windows' rows, weighted by the words each owns. Under
+        several processes (``accelerator``), each process runs every n-th window and the owned
+        rows are gathered, so no window is dropped or counted twice.
         """
         sides = sides or self.model.config.trained_sides
         windows = self.featurizer.featurize(sentences)
@@ -105,41 +135,90 @@ class Tagger:
             rows = gather_object(self._owned_rows(windows[accelerator.process_index :: accelerator.num_processes], sides))
         else:
             rows = self._owned_rows(windows, sides)
-        out = {side: [torch.empty(len(words), self.model.config.num_labels) for words in sentences] for side in sides}
-        for sentence, start, end, per_side in rows:
+        n_labels = self.model.config.num_labels
+        out = {side: [torch.zeros(self.task.units(words), n_labels) for words in sentences] for side in sides}
+        weights = [0] * len(sentences)
+        for sentence, (start, end), weight, per_side in rows:
+            weights[sentence] += weight
             for side in sides:
-                out[side][sentence][start:end] = per_side[side]
+                out[side][sentence][start:end] += per_side[side] * weight if self.task.unit == "text" else per_side[side]
+        if self.task.unit == "text":
+            for side in sides:
+                for sentence, total in enumerate(weights):
+                    out[side][sentence] /= total
         return out
 
     @torch.inference_mode()
-    def _owned_rows(self, windows: list[Window], sides: tuple[str, ...]) -> list[tuple[int, int, int, dict]]:
-        """``(sentence, own_start, own_end, {side: (n_owned, n_labels) probabilities})`` per window."""
+    def _owned_rows(self, windows: list[Window], sides: tuple[str, ...]) -> list[tuple[int, tuple[int, int], int, dict]]:
+        """``(sentence, its units covered, words owned, {side: (n_owned, n_labels) probabilities})`` per window."""
         was_training = self.model.training
         self.model.eval()
         device = self.model.device
         rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
             result = self.model(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
-            probs = {side: getattr(result, f"{side}_logits").float().softmax(-1).cpu() for side in sides}  # (batch, n_words, n_labels)
+            probs = {}
+            for side in sides:
+                logits = getattr(result, f"{side}_logits").float()
+                probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1).cpu()  # (batch, n_units, n_labels)
             for row, window in enumerate(chunk):
-                first, last = window.own_start - window.start, window.own_end - window.start
-                rows.append((window.sentence, window.own_start, window.own_end,
+                first, last = window.own_rows
+                rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
                              {side: probs[side][row, first:last] for side in sides}))
         self.model.train(was_training)
         return rows
 
-    def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
-        """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
+    def _side(self, side: str | None, unit: str) -> str:
         side = side or self.model.config.predict_side
+        if self.task.unit != unit:
+            raise ValueError(f"this model was trained for {self.task.name} ({self.task.description}); "
+                             f"use {_METHOD_FOR_UNIT[self.task.unit]}")
         if side not in self.model.config.trained_sides:
             raise ValueError(f"this model has no {side!r} head; it was trained with side={self.model.config.side!r}")
+        return side
+
+    def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
+        """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
+        side = self._side(side, "word")
         probs = self.probabilities(sentences, (side,))[side]
-        return [self._decode(words, p) for words, p in zip(sentences, probs)]
+        decode = self.model.config.id2label
+        tagged = []
+        for words, p in zip(sentences, probs):
+            best, index = p.max(-1)
+            tagged.append(TaggedSentence(words, [decode[i] for i in index.tolist()], best.tolist()))
+        return tagged
 
     def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
         """Label raw strings: each is split into words with :func:`split_words` first."""
         return self.tag([split_words(text) for text in texts], side)
 
-    def _decode(self, words: list[str], probs: torch.Tensor) -> TaggedSentence:
-        best, index = probs.max(-1)
-        return TaggedSentence(words, [self.model.config.id2label[i] for i in index.tolist()], best.tolist())
+    def tag_chars(self, sentences: list[list[str]]) -> list[TaggedCharacters]:
+        """A label for every character of every word (a character-level task's model)."""
+        side = self._side("char", "char")
+        decode = self.model.config.id2label
+        tagged = []
+        for words, p in zip(sentences, self.probabilities(sentences, (side,))[side]):
+            best, index = p.max(-1)
+            tagged.append(TaggedCharacters(words, split_by_words(words, [decode[i] for i in index.tolist()]),
+                                             split_by_words(words, best.tolist())))
+        return tagged
+
+    def classify(self, texts: list[str], side: str | None = None) -> list[ClassifiedText]:
+        """The class of each raw text (split into words with :func:`split_words`); a text longer
+        than the encoders' windows is classified from all its windows (their mean probabilities)."""
+        side = self._side(side, "text")
+        labels = self.labels
+        words = [split_words(text) for text in texts]
+        for number, (text, split) in enumerate(zip(texts, words)):
+            if not split:
+                raise ValueError(f"text {number} has no words to classify ({text!r})")
+        results = []
+        for text, p in zip(texts, self.probabilities(words, (side,))[side]):
+            distribution = p[0]
+            best = int(distribution.argmax())
+            results.append(ClassifiedText(text, labels[best], float(distribution[best]),
+                                          dict(zip(labels, distribution.tolist()))))
+        return results
+
+
+_METHOD_FOR_UNIT = {"word": "Tagger.tag", "char": "Tagger.tag_chars", "text": "Tagger.classify"}

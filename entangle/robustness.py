@@ -11,7 +11,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .data.conll import Sentence  # noqa: E402
-from .metrics import MAIN_SCORE  # noqa: E402
 from .noise import perturb_sentences  # noqa: E402
 from .predict import Tagger  # noqa: E402
 
@@ -21,7 +20,12 @@ def noise_curves(taggers: dict[str, Tagger], sentences: list[Sentence], attacks:
     """One row per model, side, attack and rate: the main score and its drop from the clean score.
 
     Every model sees the same noisy copies (same seed); rate 0 is the clean set, scored once.
+    Character-level tasks are not supported: misspelling a word changes the characters its gold
+    labels belong to.
     """
+    for name, tagger in taggers.items():
+        if tagger.task.unit == "char":
+            raise ValueError(f"{name}: noise curves need word or text labels, not per-character ones ({tagger.task.name})")
     clean = {name: tagger.evaluate(sentences, "the clean set") for name, tagger in taggers.items()}
     rows = []
     for attack in attacks:
@@ -29,7 +33,7 @@ def noise_curves(taggers: dict[str, Tagger], sentences: list[Sentence], attacks:
             noisy = perturb_sentences(sentences, attack, rate, seed) if rate > 0 else sentences
             for name, tagger in taggers.items():
                 results = tagger.evaluate(noisy, f"{attack} at rate {rate}") if rate > 0 else clean[name]
-                score_name = MAIN_SCORE[tagger.model.config.task]
+                score_name = tagger.task.main_score
                 for side, metrics in results.items():
                     base = clean[name][side][score_name]
                     score = metrics[score_name]

@@ -22,8 +22,6 @@ from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from .data.batching import train_loader
-from .data.conll import Sentence
-from .metrics import MAIN_SCORE
 from .model_card import write_model_card
 from .plots import plot_training_curves
 from .predict import Tagger
@@ -146,8 +144,7 @@ class LoopState:
         self.epoch_generator_state = state["epoch_generator_state"]
 
 
-def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[Sentence] | None,
-          config: TrainingConfig) -> dict:
+def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, config: TrainingConfig) -> dict:
     """Fine-tune ``tagger.model`` in place; the best-on-dev model is saved in ``output_dir/model``.
 
     With ``config.resume`` the run continues from ``output_dir/checkpoint``. Returns the summary
@@ -160,8 +157,9 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
     set_seed(config.seed)
     model = tagger.model
     label2id = model.config.label2id
+    tagger.task.check_labels(train_sentences, tagger.labels, "the training data")
     windows = tagger.featurizer.featurize(
-        [s.words for s in train_sentences], [[label2id[tag] for tag in s.tags] for s in train_sentences]
+        [s.words for s in train_sentences], [[label2id[label] for label in tagger.task.gold(s)] for s in train_sentences]
     )
     generator = torch.Generator().manual_seed(config.seed)
     loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
@@ -194,7 +192,7 @@ def train(tagger: Tagger, train_sentences: list[Sentence], dev_sentences: list[S
         out_of_patience = config.patience is not None and state.epochs_without_gain >= config.patience
         return state.epoch > config.epochs or state.step >= total_steps or out_of_patience
 
-    main_score = MAIN_SCORE[tagger.model.config.task]
+    main_score = tagger.task.main_score
     predict_side = tagger.model.config.predict_side
     log_path = output / METRICS_LOG
     if accelerator.is_main_process:

@@ -30,14 +30,16 @@ class Collator:
             chars = [w.char_ids for w in windows]
             batch["char_ids"] = _pad(chars, CHAR_PAD)  # (batch, n_chars)
             batch["char_mask"] = _mask(chars)
-            batch["char_word_starts"] = _pad([w.char_word_starts for w in windows], 0)  # (batch, n_words)
+        if windows[0].char_word_starts:
+            batch["char_word_starts"] = _pad([w.char_word_starts for w in windows], 0)  # (batch, n_units)
         if windows[0].subword_ids:
             subwords = [w.subword_ids for w in windows]
             batch["subword_ids"] = _pad(subwords, self.subword_pad_id)  # (batch, n_subwords)
             batch["subword_mask"] = _mask(subwords)
+        if windows[0].subword_word_starts:
             batch["subword_word_starts"] = _pad([w.subword_word_starts for w in windows], 0)
         if windows[0].labels is not None:
-            batch["labels"] = _pad([w.labels for w in windows], IGNORE)  # (batch, n_words)
+            batch["labels"] = _pad([w.labels for w in windows], IGNORE)  # (batch, n_units)
         return batch
 
 

@@ -5,24 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .conll import Sentence, read_conll
+from ..tasks import get_task
+from .classification import is_classification_file, read_texts
+from .conll import read_conll
 from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
-from .labels import build_labels, check_labels
 
-# File stems recognised as each split in a data directory.
-SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "valid", "validation", "testa"), "test": ("test", "testb")}
+# File stems recognised as each split in a data directory (TweetEval's ``val_text.txt`` too).
+SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "val", "valid", "validation", "testa"), "test": ("test", "testb")}
 
 
 @dataclass
 class Corpus:
-    train: list[Sentence] | None
-    dev: list[Sentence] | None
-    test: list[Sentence] | None
+    """The examples of each split read (``Sentence``, ``LabelledText`` or ``CharTaggedSentence``,
+    as the task reads them)."""
+
+    train: list | None
+    dev: list | None
+    test: list | None
     task: str
     files: dict[str, Path]
 
-    def split(self, name: str) -> list[Sentence]:
+    def split(self, name: str) -> list:
         """The sentences of a split that was read; a clear error when the data has none."""
         sentences = getattr(self, name)
         if sentences is None:
@@ -32,10 +36,11 @@ class Corpus:
     @property
     def labels(self) -> list[str]:
         """The label set training defines; dev and test are checked against it."""
-        labels = build_labels(self.train, self.task)
+        task = get_task(self.task)
+        labels = task.label_set(self.train)
         for split in ("dev", "test"):
             if getattr(self, split):
-                check_labels(getattr(self, split), labels, f"the {split} set {self.files[split]}")
+                task.check_labels(getattr(self, split), labels, f"the {split} set {self.files[split]}")
         return labels
 
 
@@ -53,9 +58,10 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
                                 "a directory nor a file")
     files = {}
     for split, stems in SPLIT_STEMS.items():
-        # train.txt, or UD-style names such as en_ewt-ud-train.conllu
+        # train.txt, UD-style names such as en_ewt-ud-train.conllu, TweetEval's train_text.txt
         matches = [p for p in sorted(path.iterdir())
-                   if p.is_file() and any(p.stem.lower() == s or p.stem.lower().endswith(("-" + s, "_" + s)) for s in stems)]
+                   if p.is_file() and any(p.stem.lower().removesuffix("_text") == s
+                                          or p.stem.lower().endswith(("-" + s, "_" + s)) for s in stems)]
         if matches:
             files[split] = matches[0]
     if not files:
@@ -64,27 +70,46 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
 
 
 def read_tagged(path: Path, token_column: int = 0, tag_column: int | None = -1, scheme: str | None = "iob2",
-                conllu_tag: str = "upos") -> list[Sentence]:
+                conllu_tag: str = "upos") -> list:
     """A ``.conllu`` file as CoNLL-U (its ``conllu_tag`` column), any other as CoNLL columns."""
     if Path(path).suffix.lower() == ".conllu":
         return read_conllu(path, conllu_tag if tag_column is not None else None)
     return read_conll(path, token_column, tag_column, scheme)
 
 
+def read_examples(path: Path, task: str, *, token_column: int = 0, tag_column: int | None = -1,
+                  conllu_tag: str = "upos", text_field: str = "text", label_field: str = "label") -> list:
+    """One file's examples, read as ``task`` reads them."""
+    if task == "classification":
+        return read_texts(path, text_field, label_field)
+    return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag)
+
+
+def default_task(files: dict[str, Path]) -> str:
+    """What files say about their task: ``tagging`` for CoNLL-U, ``classification`` for tables and
+    TweetEval, else ``ner``."""
+    if any(Path(p).suffix.lower() == ".conllu" for p in files.values()):
+        return "tagging"
+    if files and all(is_classification_file(p) for p in files.values()):
+        return "classification"
+    return "ner"
+
+
 def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
                 token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
                 dev: str | Path | None = None, test: str | Path | None = None,
-                splits: tuple[str, ...] = ("train", "dev", "test"), conllu_tag: str = "upos") -> Corpus:
+                splits: tuple[str, ...] = ("train", "dev", "test"), conllu_tag: str = "upos",
+                text_field: str = "text", label_field: str = "label") -> Corpus:
     """Read the ``splits`` of ``data``; ``train``/``dev``/``test`` files override its files.
 
-    ``task`` defaults to the dataset's, else ``tagging`` for CoNLL-U files (``conllu_tag``:
-    ``upos`` or ``xpos``), else ``ner`` (tags are then checked as IOB2).
+    ``task`` defaults to the dataset's, else what the files say (:func:`default_task`).
+    ``conllu_tag`` (``upos`` or ``xpos``) picks the tag of CoNLL-U files; ``text_field`` and
+    ``label_field`` the columns of classification tables.
     """
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
-    conllu = any(Path(p).suffix.lower() == ".conllu" for p in files.values())
-    task = task or dataset_task or ("tagging" if conllu else "ner")
-    scheme = "iob2" if task == "ner" else None
-    read = {split: read_tagged(files[split], token_column, tag_column, scheme, conllu_tag)
+    task = get_task(task or dataset_task or default_task(files)).name
+    read = {split: read_examples(files[split], task, token_column=token_column, tag_column=tag_column,
+                                 conllu_tag=conllu_tag, text_field=text_field, label_field=label_field)
             if split in files and split in splits else None for split in ("train", "dev", "test")}
     return Corpus(read["train"], read["dev"], read["test"], task, files)

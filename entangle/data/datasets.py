@@ -54,6 +54,41 @@ CHECKSUMS = {
     "tweebank_v2/en-ud-tweet-dev.conllu": "3950416f04a540f72b5252d3db354171860831c197c2c04b40c33325a476fa35",
     "tweebank_v2/en-ud-tweet-test.conllu": "64b32264bc6475049335178f6d51be1d2be0cf86b8636022471a796e59305c41",
     "tweebank_v2/en-ud-tweet-train.conllu": "ff92d8947dabd41850057dd3a05b32f48610b2e084be4991162b79ea1be8f46d",
+    "tweeteval/emoji/mapping.txt": "ac172bfbb0972d875a832224f48602472279be365454e3bce01084689100f4d3",
+    "tweeteval/emoji/test_labels.txt": "c1662b84788f36674ab8f0106f3e2e7d3e258ddf4959086ac7cc75b1e68dd1f6",
+    "tweeteval/emoji/test_text.txt": "e4de11de1597842c431dd67868e83322f5a432564dfd8558889ed8ac6a1a5e09",
+    "tweeteval/emoji/train_labels.txt": "daee7da826683dbfa50ad3a29c60bc527e498f06c70eabee3745a99cc37ab3a5",
+    "tweeteval/emoji/train_text.txt": "eacb6b0ee1fe2803d72a009c2e731fe07659f604318a979951d2f07c23c564a1",
+    "tweeteval/emoji/val_labels.txt": "21ba456f688668d049ff0fb1fa04469ee684cf4e2467c71d2c3fe5ca2ba1bd1a",
+    "tweeteval/emoji/val_text.txt": "3bc3742d6af404cea792671878684d110f3bc02fd79a2e34643789a521d81a26",
+    "tweeteval/emotion/mapping.txt": "656dea85d149716af96206ca19bec0d94e9dc6de3f5079f5c7c2a241ec76cadb",
+    "tweeteval/emotion/test_labels.txt": "245072348c711961785be6d395997f97cf7fcda3effeae7805664171dc75f913",
+    "tweeteval/emotion/test_text.txt": "7e1070f5d3e3fcece5bc73680bff9981e90d8f7b2f1009bfe7a01d059d1c6091",
+    "tweeteval/emotion/train_labels.txt": "987e767d8679e18abdf7de37a6d2bcd0a40a296ddd704e8d515cf0e3033c8d9c",
+    "tweeteval/emotion/train_text.txt": "2c62f67aeb3eac1aea0e5a9c3d0f4bc337992581f3f858061786a1fb4d79d95e",
+    "tweeteval/emotion/val_labels.txt": "313730630160b7e0a6b4235b800c76683f4aeeb72d094eb69646630cd5cfe338",
+    "tweeteval/emotion/val_text.txt": "e2e30c86b8cbb97944d6543aedc06eace3bb275cb2f381aba787b838b4f23ca5",
+    "tweeteval/hate/mapping.txt": "3fc75504ffae64ddc82e13afb5790af7798cd3167d7d35790abe78b39b991896",
+    "tweeteval/hate/test_labels.txt": "c14adca6b3627616a835c5ccea8a1cceb0235cd79417257f093eb0e16a69c62f",
+    "tweeteval/hate/test_text.txt": "bc4762876a8dd8baa55c3cd7b03108e3231a5d691e80b8b1ef97c5be31b9da9a",
+    "tweeteval/hate/train_labels.txt": "4e8fde025a453a25c94632794254131dedeac4e57228ad64157c41571cc88f71",
+    "tweeteval/hate/train_text.txt": "6572bb3a42143128a5dfa99af8debeb0668e637c34b2d1e3140dac47316fe2c2",
+    "tweeteval/hate/val_labels.txt": "5092badf1a0e70036ea6264bcd0b78afc07d0f4a512fa6af34c2c4973600656b",
+    "tweeteval/hate/val_text.txt": "1ff78b1ed4c5ce43284b9eba32eb7d60c6d45d0d1b3b4d6df456ae01640764f1",
+    "tweeteval/irony/mapping.txt": "70e09046e181179b9870a2f59a3263bbb28c787831779e4ce4a18373d054296b",
+    "tweeteval/irony/test_labels.txt": "08e2095e1725e74907a380614c220204e356bb46e3e8c93deb74e83e5b15ab38",
+    "tweeteval/irony/test_text.txt": "53103da934a7308eee82f05f2a9781a8ea3e88604fdc1e02d3101108505c64be",
+    "tweeteval/irony/train_labels.txt": "fc69e6106c0f1f433a91536e08f83c71a391d7b219f7684d42f243a8089af77d",
+    "tweeteval/irony/train_text.txt": "a888125a44f7dfaa25b026318748d0e62cc9a300d20f66eafd62011a19eaea23",
+    "tweeteval/irony/val_labels.txt": "ccf429f63b4e8d0e7f425ca09445f7c31f7cea8a1b7c283b015b117c4002fd07",
+    "tweeteval/irony/val_text.txt": "8806cf3793e300a485cfae34892fc3a0a2f9a183deb06c750c6531515c83051e",
+    "tweeteval/offensive/mapping.txt": "3e427f483dd5d5be21ae85dcf224c36b3d024af27999939fa0d438d695801c50",
+    "tweeteval/offensive/test_labels.txt": "41d05a7aa0b01f5dafab21b95adb4f979cb4226c046ff315702774d10dac1605",
+    "tweeteval/offensive/test_text.txt": "25b08c3333c26190f1023961c4508ec9aab24d4722b1a3ea7a6040724c120547",
+    "tweeteval/offensive/train_labels.txt": "c0b7d6ebdaa4ebcf6fc557ef1e775d92eda160218a0e3b1dd48eb8234dc892a6",
+    "tweeteval/offensive/train_text.txt": "78a7a32e38b10af7d8970b008bf17f661c8d0a90dad145fa0fa6a944669650db",
+    "tweeteval/offensive/val_labels.txt": "ed2deb776bd1c52fb8221fadd3360e32d9dfe46842d78053528126e46363a258",
+    "tweeteval/offensive/val_text.txt": "816f36d180c35f15a5104838cb73856a0bef42043482fe738f3481b06242a55c",
     "wnut17/emerging.dev.conll": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8",
     "wnut17/emerging.test.annotated": "2aa79b764e56ec9264a1b30fdd9b70195bd00ff400b62edd8f399d5f13c178f0",
     "wnut17/wnut17train.conll": "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5",
@@ -72,6 +107,8 @@ class DatasetSpec:
     urls: dict[str, str]
     token_column: int = 0
     tag_column: int = -1
+    #: Files a split's reader needs beside its own (e.g. TweetEval's labels and class names).
+    support: tuple[str, ...] = ()
 
 
 def _spec(name: str, files: dict[str, str], base_url: str, url_paths: dict[str, str], task: str = "ner") -> DatasetSpec:
@@ -100,6 +137,17 @@ DATASETS: dict[str, DatasetSpec] = {
         task="tagging",
     ),
 }
+#: TweetEval tasks with one label per tweet (``sentiment`` is left out: its training text could not be obtained).
+TWEETEVAL_TASKS = ("emoji", "emotion", "hate", "irony", "offensive")
+for _task in TWEETEVAL_TASKS:
+    _files = {split: f"tweeteval/{_task}/{stem}_text.txt" for split, stem in (("train", "train"), ("dev", "val"), ("test", "test"))}
+    _support = tuple(f"tweeteval/{_task}/{name}" for name in ("mapping.txt", "train_labels.txt", "val_labels.txt", "test_labels.txt"))
+    DATASETS[f"tweeteval-{_task}"] = DatasetSpec(
+        f"tweeteval-{_task}", "classification", _files,
+        {path: "https://raw.githubusercontent.com/cardiffnlp/tweeteval/4fbd22cd78421f05b1ecdb4fc5725bc7a7bd8f66/datasets/"
+         + path.removeprefix("tweeteval/") for path in (*_files.values(), *_support)},
+        support=_support,
+    )
 for _language in MASAKHANER_LANGUAGES:
     DATASETS[f"masakhaner-{_language}"] = _spec(
         f"masakhaner-{_language}",
@@ -157,13 +205,10 @@ def dataset_files(name: str, data_dir: str | Path | None = None) -> dict[str, Pa
         raise UnknownDatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}")
     spec = DATASETS[name]
     local = Path(data_dir) if data_dir is not None else default_data_dir()
-    files = {}
-    for split, relative in spec.files.items():
-        if local is not None and (local / relative).is_file():
-            files[split] = local / relative
-            continue
+    if local is not None and all((local / relative).is_file() for relative in (*spec.files.values(), *spec.support)):
+        return {split: local / relative for split, relative in spec.files.items()}
+    for relative in (*spec.files.values(), *spec.support):
         cached = cache_dir() / relative
         if not cached.is_file() or sha256(cached) != CHECKSUMS[relative]:
             download(spec.urls[relative], cached, CHECKSUMS[relative])
-        files[split] = cached
-    return files
+    return {split: cache_dir() / relative for split, relative in spec.files.items()}

@@ -9,6 +9,11 @@ A sentence longer than either encoder's limit is cut into overlapping windows on
 boundaries; each word is *owned* (labelled in training, predicted at inference) by exactly one
 window: where two windows overlap, the overlap is split in the middle, so a word is predicted
 by the window in which it sits farther from a cut.
+
+What the heads read depends on the task's unit (``entangle.tasks``): each word's first
+subword and first character (``word``), every character of every word (``char``), or the
+first position of each side (``text``: every window of a long text carries the text's label,
+and at inference the windows' probabilities are averaged, weighted by the words each owns).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from transformers import PreTrainedTokenizerBase
+
+from ..tasks import UNITS, get_task
 
 # CANINE's conventions (private-use code points), used by the built-in encoder too.
 CHAR_CLS, CHAR_SEP, CHAR_PAD = 0xE000, 0xE001, 0
@@ -33,17 +40,25 @@ class AlignedSentence:
 
     chars: list[list[int]]
     subwords: list[list[int]] | None
+    #: Code points of each word before clipping (a character task labels every one).
+    lengths: list[int]
 
 
 @dataclass
 class Window:
-    """One model input: words ``[start, end)`` of sentence ``sentence``; it owns ``[own_start, own_end)``."""
+    """One model input: words ``[start, end)`` of sentence ``sentence``; it owns ``[own_start, own_end)``.
+
+    Its head outputs ``own_rows`` (a range of its rows) are the sentence's units ``own_units``
+    (for a text task, the window's one row, weighted by the words it owns).
+    """
 
     sentence: int
     start: int
     end: int
     own_start: int
     own_end: int
+    own_rows: tuple[int, int] = (0, 0)
+    own_units: tuple[int, int] = (0, 0)
     char_ids: list[int] = field(default_factory=list)
     char_word_starts: list[int] = field(default_factory=list)
     subword_ids: list[int] = field(default_factory=list)
@@ -58,7 +73,13 @@ class Window:
 class Featurizer:
     """Aligns words with characters and subwords and cuts windows; one per model."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase | None, max_chars: int | None, max_subwords: int | None):
+    def __init__(self, tokenizer: PreTrainedTokenizerBase | None, max_chars: int | None, max_subwords: int | None,
+                 unit: str = "word"):
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+        if unit == "char" and max_chars is None:
+            raise ValueError("labelling characters needs the character encoder")
+        self.unit = unit
         self.use_chars = max_chars is not None
         self.tokenizer = tokenizer if max_subwords is not None else None
         self.max_chars = max_chars
@@ -76,6 +97,7 @@ class Featurizer:
             tokenizer if config.uses_subword else None,
             config.max_chars if config.uses_char else None,
             config.max_subwords if config.uses_subword else None,
+            get_task(config.task).unit,
         )
 
     @property
@@ -95,7 +117,7 @@ class Featurizer:
         subwords = self._align_subwords(sentences) if self.tokenizer is not None else [None] * len(sentences)
         chars = [[[ord(c) for c in word[: self.char_budget]] for word in words] for words in sentences] if self.use_chars else None
         return [
-            AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i])
+            AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i], [len(w) for w in words])
             for i, words in enumerate(sentences)
         ]
 
@@ -148,22 +170,39 @@ class Featurizer:
             start = next_start
 
     def featurize(self, sentences: list[list[str]], labels: list[list[int]] | None = None) -> list[Window]:
-        """All windows of all sentences; ``labels`` (per word ids) are kept for owned words only."""
+        """All windows of all sentences; ``labels`` (per sentence, one id per unit: word,
+        character or text) are kept for owned units only (a text's label for every window)."""
         windows = []
         for index, aligned in enumerate(self.align(sentences)):
             ranges = self.windows(aligned)
+            # Where each word's units start among the sentence's units.
+            per_word = aligned.lengths if self.unit == "char" else [1] * len(aligned.lengths)
+            offsets = [0]
+            for count in per_word:
+                offsets.append(offsets[-1] + count)
             for k, (start, end) in enumerate(ranges):
                 own_start = start if k == 0 else (start + ranges[k - 1][1]) // 2
                 own_end = end if k == len(ranges) - 1 else (ranges[k + 1][0] + end) // 2
                 window = Window(index, start, end, own_start, own_end)
-                self._fill(window, aligned, labels[index] if labels is not None else None)
+                if self.unit == "text":
+                    window.own_rows, window.own_units = (0, 1), (0, 1)
+                else:
+                    window.own_rows = (offsets[own_start] - offsets[start], offsets[own_end] - offsets[start])
+                    window.own_units = (offsets[own_start], offsets[own_end])
+                self._fill(window, aligned, labels[index] if labels is not None else None, offsets)
                 windows.append(window)
         return windows
 
-    def _fill(self, window: Window, aligned: AlignedSentence, labels: list[int] | None) -> None:
+    def _fill(self, window: Window, aligned: AlignedSentence, labels: list[int] | None, offsets: list[int]) -> None:
         words = range(window.start, window.end)
         if self.use_chars:
             window.char_ids, window.char_word_starts = char_window([aligned.chars[i] for i in words])
+            if self.unit == "char":
+                # Every character of every word; the characters of a word clipped to fit a window
+                # are read at its last kept character, so each still gets a prediction.
+                window.char_word_starts = [start + min(k, len(aligned.chars[i]) - 1)
+                                           for start, i in zip(window.char_word_starts, words)
+                                           for k in range(aligned.lengths[i])]
         if aligned.subwords is not None:
             ids = list(self.prefix)
             for i in words:
@@ -171,8 +210,18 @@ class Featurizer:
                 ids.extend(aligned.subwords[i])
             ids.extend(self.suffix)
             window.subword_ids = ids
-        if labels is not None:
+        if self.unit == "text":
+            # The heads read the first position; no per-word positions are needed.
+            window.char_word_starts, window.subword_word_starts = [], []
+        if labels is None:
+            return
+        if self.unit == "text":
+            window.labels = list(labels)
+        elif self.unit == "word":
             window.labels = [labels[i] if window.own_start <= i < window.own_end else IGNORE for i in words]
+        else:
+            window.labels = [labels[offsets[i] + k] if window.own_start <= i < window.own_end and k < len(aligned.chars[i])
+                             else IGNORE for i in words for k in range(aligned.lengths[i])]
 
 
 def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .conll import DataFormatError, decoded_lines
-from .corpus import load_corpus
 
 # URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
 # hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
@@ -61,11 +60,13 @@ def read_text_file(path: str | Path) -> list[list[str]]:
 
 def read_raw_corpus(text_files: list[str] = (), datasets: list[str] = (), data_dir: str | None = None) -> RawCorpus:
     """Texts of ``text_files`` and the *training* split of each dataset in ``datasets``."""
+    from .corpus import load_corpus  # corpus readers split texts with split_words, defined here
+
     corpus = RawCorpus()
     for path in text_files:
         corpus.add(str(path), read_text_file(path))
     for name in datasets:
-        data = load_corpus(name, data_dir=data_dir, task="tagging", splits=("train",))
+        data = load_corpus(name, data_dir=data_dir, splits=("train",))
         corpus.add(f"{data.files['train']} (train split of {name})", [s.words for s in data.split("train")])
     if not corpus.texts:
         raise NoTextError("no pretraining text: give --text FILE and/or --data DATASET")

@@ -1,21 +1,23 @@
 """Encoders, co-attention and heads; registered with the transformers Auto classes on import."""
 
-from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoModelForTokenClassification
 
 from .char_encoder import CharEncoderConfig, CharEncoderModel
 from .configuration import EntangleConfig
-from .modeling_entangle import EntangleForTokenClassification, EntangleModel
+from .modeling_entangle import EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
 
 AutoConfig.register(CharEncoderConfig.model_type, CharEncoderConfig)
 AutoModel.register(CharEncoderConfig, CharEncoderModel)
 AutoConfig.register(EntangleConfig.model_type, EntangleConfig)
 AutoModel.register(EntangleConfig, EntangleModel)
 AutoModelForTokenClassification.register(EntangleConfig, EntangleForTokenClassification)
+AutoModelForSequenceClassification.register(EntangleConfig, EntangleForSequenceClassification)
 
 __all__ = [
     "CharEncoderConfig",
     "CharEncoderModel",
     "EntangleConfig",
+    "EntangleForSequenceClassification",
     "EntangleForTokenClassification",
     "EntangleModel",
 ]

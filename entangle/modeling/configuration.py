@@ -6,6 +6,8 @@ from huggingface_hub.dataclasses import strict
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
+from ..tasks import get_task
+
 SIDES = ("subword", "char", "both")
 
 
@@ -54,7 +56,9 @@ class EntangleConfig(PreTrainedConfig):
         max_subwords (`int`, *optional*):
             Longest subword window, special tokens included. Defaults to the subword encoder's limit.
         task (`str`, defaults to `"ner"`):
-            `ner` (IOB2 tags, entity F1) or `tagging` (any tag set, token accuracy).
+            `ner` (IOB2 tags, entity F1), `tagging` (any tag per word, token accuracy),
+            `char-tagging` (a label per character, character side only) or `classification`
+            (a label per text); see `entangle.tasks`.
     """
 
     model_type = "entangle"
@@ -92,6 +96,10 @@ class EntangleConfig(PreTrainedConfig):
             self.predict_side = "subword" if self.side == "both" else self.side
         if self.predict_side not in self.trained_sides:
             raise ValueError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+        task_sides = get_task(self.task).sides
+        if not set(self.trained_sides) <= set(task_sides):
+            raise ValueError(f"the {self.task} task is predicted from the {' or '.join(task_sides)} side "
+                             f"only, not side={self.side!r}")
         if self.num_coattention_layers < 0:
             raise ValueError("num_coattention_layers must be >= 0")
         if self.uses_char and self.char_config is None:

@@ -1,7 +1,7 @@
 """The entanglement model: two encoders, width projections, co-attention, heads.
 
-Reads bottom-up: the base model (encoders -> projection -> co-attention) and then the word
-tagging head, which computes its own loss when labels are given.
+Reads bottom-up: the base model (encoders -> projection -> co-attention) and then the heads
+(per word or character, or per text), which compute their own loss when labels are given.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ class EntangleModelOutput(ModelOutput):
 
 @dataclass
 class EntangleTaggerOutput(ModelOutput):
-    """Word-level logits of each trained side; ``logits`` is the prediction side's."""
+    """Logits of each trained side; ``logits`` is the prediction side's."""
 
     loss: torch.Tensor | None = None
-    logits: torch.Tensor | None = None  # (batch, n_words, n_labels)
+    logits: torch.Tensor | None = None  # (batch, n_units, n_labels), or (batch, n_labels) for a text task
     subword_logits: torch.Tensor | None = None
     char_logits: torch.Tensor | None = None
 
@@ -112,55 +112,16 @@ def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
     return states.gather(1, starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
 
 
-class EntangleForTokenClassification(EntanglePreTrainedModel):
-    """A label per word: from its first subword (subword side) or its first character (char side)."""
+class _EntangleWithHeads(EntanglePreTrainedModel):
+    """The base model and a head per trained side; subclasses say where a head reads its side's
+    states and what the head is."""
 
     def __init__(self, config: EntangleConfig):
         super().__init__(config)
         self.entangle = EntangleModel(config)
         self.dropout = nn.Dropout(config.classifier_dropout)
-        self.classifiers = nn.ModuleDict(
-            {side: nn.Linear(config.hidden_size, config.num_labels) for side in config.trained_sides}
-        )
+        self.classifiers = nn.ModuleDict({side: self._head(config) for side in config.trained_sides})
         self.post_init()
-
-    def forward(
-        self,
-        char_ids: torch.Tensor | None = None,
-        char_mask: torch.Tensor | None = None,
-        subword_ids: torch.Tensor | None = None,
-        subword_mask: torch.Tensor | None = None,
-        char_word_starts: torch.Tensor | None = None,
-        subword_word_starts: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        sides: tuple[str, ...] | None = None,
-        **kwargs,
-    ) -> EntangleTaggerOutput:
-        """``*_word_starts`` (batch, n_words) index each word's first subword / character;
-        ``labels`` (batch, n_words) use -100 for padding and for words another window owns.
-        ``sides`` limits the heads computed (default: every trained side)."""
-        sides = tuple(sides or self.classifiers.keys())
-        if not set(sides) <= set(self.classifiers):
-            raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
-        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
-        side_inputs = {
-            "subword": (states.subword_states, subword_word_starts),
-            "char": (states.char_states, char_word_starts),
-        }
-        logits = {}
-        for side in sides:
-            side_states, starts = side_inputs[side]
-            logits[side] = self.classifiers[side](self.dropout(_gather_words(side_states, starts)))  # (batch, n_words, n_labels)
-        loss = None
-        if labels is not None:
-            # --side both: the two heads' losses are summed, as in the paper.
-            loss = sum(F.cross_entropy(x.flatten(0, 1), labels.flatten(), ignore_index=-100) for x in logits.values())
-        return EntangleTaggerOutput(
-            loss=loss,
-            logits=logits.get(self.config.predict_side),
-            subword_logits=logits.get("subword"),
-            char_logits=logits.get("char"),
-        )
 
     @classmethod
     def from_encoders(
@@ -170,7 +131,7 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         labels: list[str],
         tokenizer: PreTrainedTokenizerBase | None = None,
         **config_kwargs,
-    ) -> tuple["EntangleForTokenClassification", PreTrainedTokenizerBase | None]:
+    ) -> tuple["_EntangleWithHeads", PreTrainedTokenizerBase | None]:
         """Build a model around pretrained (or built-in) encoders.
 
         ``char``/``subword`` are names (hub, directory, ``builtin``, ``minilm``) or models; a
@@ -213,3 +174,73 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         model.entangle.char_encoder = char
         model.entangle.subword_encoder = subword
         return model, tokenizer
+
+    def _head(self, config: EntangleConfig) -> nn.Module:
+        raise NotImplementedError
+
+    def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(
+        self,
+        char_ids: torch.Tensor | None = None,
+        char_mask: torch.Tensor | None = None,
+        subword_ids: torch.Tensor | None = None,
+        subword_mask: torch.Tensor | None = None,
+        char_word_starts: torch.Tensor | None = None,
+        subword_word_starts: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        sides: tuple[str, ...] | None = None,
+        **kwargs,
+    ) -> EntangleTaggerOutput:
+        """``*_word_starts`` (batch, n_units) index the positions the heads read (each word's
+        first subword / character, or every character for a character task); ``labels`` use
+        -100 for padding and for units another window owns. ``sides`` limits the heads computed
+        (default: every trained side)."""
+        sides = tuple(sides or self.classifiers.keys())
+        if not set(sides) <= set(self.classifiers):
+            raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
+        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
+        side_inputs = {
+            "subword": (states.subword_states, subword_word_starts),
+            "char": (states.char_states, char_word_starts),
+        }
+        logits = {}
+        for side in sides:
+            side_states, positions = side_inputs[side]
+            logits[side] = self.classifiers[side](self.dropout(self._read(side_states, positions)))
+        loss = None
+        if labels is not None:
+            # --side both: the two heads' losses are summed, as in the paper.
+            loss = sum(F.cross_entropy(x.reshape(-1, x.shape[-1]), labels.flatten(), ignore_index=-100)
+                       for x in logits.values())
+        return EntangleTaggerOutput(
+            loss=loss,
+            logits=logits.get(self.config.predict_side),
+            subword_logits=logits.get("subword"),
+            char_logits=logits.get("char"),
+        )
+
+
+class EntangleForTokenClassification(_EntangleWithHeads):
+    """A label per word, from its first subword (subword side) or its first character (char
+    side); or a label per character, from the character side."""
+
+    def _head(self, config: EntangleConfig) -> nn.Module:
+        return nn.Linear(config.hidden_size, config.num_labels)
+
+    def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
+        return _gather_words(states, positions)  # (batch, n_units, hidden) -> logits (batch, n_units, n_labels)
+
+
+class EntangleForSequenceClassification(_EntangleWithHeads):
+    """A label per text from the first position of a side (the subword encoder's ``[CLS]``-like
+    token, the character side's start marker) through dense -> tanh -> linear, as BERT's pooler
+    and the paper's classification head do."""
+
+    def _head(self, config: EntangleConfig) -> nn.Module:
+        return nn.Sequential(nn.Linear(config.hidden_size, config.hidden_size), nn.Tanh(),
+                             nn.Dropout(config.classifier_dropout), nn.Linear(config.hidden_size, config.num_labels))
+
+    def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
+        return states[:, 0]  # (batch, hidden) -> logits (batch, n_labels)

@@ -1,0 +1,121 @@
+"""Readers for text classification: the TweetEval layout and generic TSV / CSV / JSON-lines tables.
+
+A text is split into words with :func:`~entangle.data.raw_text.split_words` (the rule ``predict``
+uses on raw text), so training, evaluation and prediction see the same words.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .conll import DataFormatError, decoded_lines
+from .raw_text import split_words
+
+#: File suffixes read as tables with a text and a label column.
+TABLE_SUFFIXES = (".tsv", ".csv", ".jsonl")
+#: TweetEval's text files: ``{train,val,test}_text.txt`` beside ``*_labels.txt`` and ``mapping.txt``.
+TWEETEVAL_SUFFIX = "_text.txt"
+
+
+@dataclass
+class LabelledText:
+    text: str
+    words: list[str]
+    label: str | None
+    #: ``path:line`` of the text, for messages about it.
+    source: str = ""
+
+
+def is_classification_file(path: str | Path) -> bool:
+    path = Path(path)
+    return path.suffix.lower() in TABLE_SUFFIXES or path.name.endswith(TWEETEVAL_SUFFIX)
+
+
+def _text(path: Path, number: int, text: str | None, label: str | None, with_labels: bool) -> LabelledText:
+    if text is None or not split_words(text):
+        raise DataFormatError(path, number, "empty text (no words to classify)")
+    if with_labels and (label is None or not str(label).strip()):
+        raise DataFormatError(path, number, "no label")
+    return LabelledText(text, split_words(text), str(label).strip() if with_labels else None, f"{path}:{number}")
+
+
+def read_tweeteval(path: str | Path, with_labels: bool = True) -> list[LabelledText]:
+    """``X_text.txt`` with its ``X_labels.txt`` (integers) and ``mapping.txt`` (``id<TAB>name``, in
+    the task's directory or its parent, as for the stance topics); labels become class names."""
+    path = Path(path)
+    texts = [(number, line) for number, line in decoded_lines(path)]
+    if not with_labels:
+        return [_text(path, number, line, None, False) for number, line in texts]
+    labels_path = path.with_name(path.name[: -len(TWEETEVAL_SUFFIX)] + "_labels.txt")
+    mapping_path = next((d / "mapping.txt" for d in (path.parent, path.parent.parent) if (d / "mapping.txt").is_file()), None)
+    for needed, found in ((labels_path, labels_path.is_file()), (path.parent / "mapping.txt", mapping_path is not None)):
+        if not found:
+            raise FileNotFoundError(f"{needed}: missing (TweetEval keeps labels and the class names beside {path.name})")
+    mapping = {}
+    for number, line in decoded_lines(mapping_path):
+        if line.strip():
+            key, sep, name = line.strip().partition("\t")
+            if not sep or not name.strip():
+                raise DataFormatError(mapping_path, number, f"expected 'id<TAB>name', got {line!r}")
+            mapping[key.strip()] = name.strip()
+    labels = [(number, line.strip()) for number, line in decoded_lines(labels_path)]
+    if len(labels) != len(texts):
+        raise DataFormatError(labels_path, min(len(labels), len(texts)) + 1,
+                              f"{len(labels)} labels for the {len(texts)} texts of {path}")
+    examples = []
+    for (number, line), (label_line, label) in zip(texts, labels):
+        if label not in mapping:
+            raise DataFormatError(labels_path, label_line, f"label {label!r} is not in {mapping_path} "
+                                  f"({', '.join(mapping)})")
+        examples.append(_text(path, number, line, mapping[label], True))
+    return examples
+
+
+def read_table(path: str | Path, text_field: str = "text", label_field: str = "label",
+               with_labels: bool = True) -> list[LabelledText]:
+    """A TSV or CSV file with a header row, or JSON lines (one object per line), holding a text
+    column and a label column (named ``text_field`` / ``label_field``)."""
+    path = Path(path)
+    needed = (text_field, label_field) if with_labels else (text_field,)
+    lines = list(decoded_lines(path))
+    if path.suffix.lower() == ".jsonl":
+        rows = []
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataFormatError(path, number, f"not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict) or any(field not in row for field in needed):
+                raise DataFormatError(path, number, f"expected an object with {' and '.join(map(repr, needed))}")
+            rows.append((number, row))
+    else:
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        # csv handles quoted fields spanning lines; the reader's line_num gives each row's last line.
+        reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter=delimiter)
+        header = next(reader, None)
+        missing = [field for field in needed if header is None or field not in header]
+        if missing:
+            raise DataFormatError(path, 1, f"the header has no column {', '.join(map(repr, missing))} "
+                                  f"(found: {', '.join(header or [])}); choose columns with --text-field/--label-field")
+        rows = []
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
+            rows.append((reader.line_num, dict(zip(header, row))))
+    return [_text(path, number, row[text_field], row.get(label_field), with_labels) for number, row in rows]
+
+
+def read_texts(path: str | Path, text_field: str = "text", label_field: str = "label",
+               with_labels: bool = True) -> list[LabelledText]:
+    """Any classification file: TweetEval's ``*_text.txt`` or a table."""
+    if Path(path).name.endswith(TWEETEVAL_SUFFIX):
+        return read_tweeteval(path, with_labels)
+    return read_table(path, text_field, label_field, with_labels)

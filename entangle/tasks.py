@@ -1,0 +1,134 @@
+"""Tasks as units: what a label belongs to, how gold labels are read off an example, the label
+set, and the metric.
+
+Every task labels *units* of an example, and everything else follows from which unit:
+
+- ``word`` (NER, POS tagging): a label per word, read at the word's first subword / character;
+- ``char`` (intra-word code-switching): a label per character, read at every character of
+  every word, from the character side only (a subword cannot be split by a boundary inside it);
+- ``text`` (classification): one label per text, read at the first position of a side (the
+  subword side's ``[CLS]``-like token, the character side's start marker) through
+  dense → tanh → linear.
+
+The featurizer, the model's heads, the trainer and the :class:`~entangle.predict.Tagger` ask the
+task rather than branching on its name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .data.labels import UnknownLabelError, build_labels
+from .metrics import char_accuracy, classification_scores, score as word_scores
+
+UNITS = ("word", "char", "text")
+
+
+class Example(Protocol):
+    words: list[str]
+    source: str
+
+
+class Task:
+    """One task family. Subclasses say how to read the gold labels of an example."""
+
+    name: str
+    unit: str
+    main_score: str
+    #: Sides that can predict this task's labels.
+    sides: tuple[str, ...] = ("subword", "char")
+    description: str
+
+    def gold(self, example: Any) -> list[str]:
+        """The example's labels, one per unit (words: per word; chars: every character of every
+        word in order; text: a list of one)."""
+        raise NotImplementedError
+
+    def label_set(self, examples: list) -> list[str]:
+        return sorted({label for example in examples for label in self.gold(example)})
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        raise NotImplementedError
+
+    def check_labels(self, examples: list, labels: list[str], what: str) -> None:
+        """Raise with every label the model cannot predict and where it first occurs."""
+        known = set(labels)
+        unknown: dict[str, str] = {}
+        for example in examples:
+            for label in self.gold(example):
+                if label not in known and label not in unknown:
+                    unknown[label] = example.source
+        if unknown:
+            listed = ", ".join(f"{label!r} (first at {where})" for label, where in sorted(unknown.items()))
+            raise UnknownLabelError(f"{what} has {len(unknown)} label(s) that are not in the training labels "
+                                    f"{labels}: {listed}")
+
+    def units(self, words: list[str]) -> int:
+        """How many labels an example with these words has."""
+        return {"word": len(words), "char": sum(len(w) for w in words), "text": 1}[self.unit]
+
+
+class NerTask(Task):
+    name, unit, main_score = "ner", "word", "f1"
+    description = "named entities as IOB2 word tags; entity P/R/F1 (seqeval, strict)"
+
+    def gold(self, example) -> list[str]:
+        return example.tags
+
+    def label_set(self, examples: list) -> list[str]:
+        return build_labels(examples, "ner")
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        return word_scores("ner", [self.gold(e) for e in examples], predicted)
+
+
+class TaggingTask(NerTask):
+    name, unit, main_score = "tagging", "word", "accuracy"
+    description = "any tag per word (e.g. POS); token accuracy"
+
+    def label_set(self, examples: list) -> list[str]:
+        return build_labels(examples, "tagging")
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        return word_scores("tagging", [self.gold(e) for e in examples], predicted)
+
+
+class CharTaggingTask(Task):
+    name, unit, main_score = "char-tagging", "char", "accuracy"
+    sides = ("char",)
+    description = "a label per character (intra-word code-switching); character accuracy, all and MIXED words"
+
+    def gold(self, example) -> list[str]:
+        return [label for word_labels in example.char_tags for label in word_labels]
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        return char_accuracy(examples, [split_by_words(e.words, p) for e, p in zip(examples, predicted)])
+
+
+class ClassificationTask(Task):
+    name, unit, main_score = "classification", "text", "macro_f1"
+    description = "one label per text; accuracy, macro-F1 (the TweetEval convention) and a per-class report"
+
+    def gold(self, example) -> list[str]:
+        return [example.label]
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        return classification_scores([e.label for e in examples], [p[0] for p in predicted])
+
+
+TASKS: dict[str, Task] = {task.name: task for task in (NerTask(), TaggingTask(), CharTaggingTask(), ClassificationTask())}
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def split_by_words(words: list[str], per_char: list) -> list[list]:
+    """Per-character values of a text (every word's characters in order) -> one list per word."""
+    out, position = [], 0
+    for word in words:
+        out.append(per_char[position : position + len(word)])
+        position += len(word)
+    return out
