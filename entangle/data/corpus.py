@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .conll import Sentence, read_conll
 from .conllu import read_conllu
-from .datasets import DATASETS, dataset_files
+from .datasets import DATASETS, UnknownDatasetError, dataset_files
 from .labels import build_labels, check_labels
 
 # File stems recognised as each split in a data directory.
@@ -84,6 +84,9 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     conllu = any(Path(p).suffix.lower() == ".conllu" for p in files.values())
     task = task or dataset_task or ("tagging" if conllu else "ner")
+    if task == "char-tagging":
+        raise UnknownDatasetError(f"{data} labels characters, not words: word-level commands cannot read it "
+                                  "(entangle.data.intraword.load_intraword does)")
     scheme = "iob2" if task == "ner" else None
     read = {split: read_tagged(files[split], token_column, tag_column, scheme, conllu_tag)
             if split in files and split in splits else None for split in ("train", "dev", "test")}
