@@ -189,8 +189,8 @@ def markdown_table(dataset: str, systems: dict) -> str:
 
 
 def main_score(metrics: dict) -> str:
-    """The task's main score, read off a run's metrics (entity F1, macro-F1, else accuracy)."""
-    return next(name for name in ("f1", "macro_f1", "accuracy") if name in metrics)
+    """The task's main score, read off a run's metrics (entity F1, macro-F1, character accuracy, else accuracy)."""
+    return next(name for name in ("f1", "macro_f1", "char_accuracy", "accuracy") if name in metrics)
 
 
 def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, ...]]:
@@ -201,7 +201,7 @@ def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list
         classes = sorted({label for labels in gold + predicted for label in labels})
         return [tuple(int(x) for c in classes for x in (g[0] == p[0] == c, p[0] == c, g[0] == c))
                 for g, p in zip(gold, predicted)]
-    if task_score == "accuracy":
+    if task_score in ("accuracy", "char_accuracy"):
         return [(sum(g == p for g, p in zip(gs, ps)), len(gs), len(gs)) for gs, ps in zip(gold, predicted)]
     from seqeval.scheme import IOB2, Entities
 
@@ -220,7 +220,7 @@ def corpus_score(task_score: str, counts: list[tuple[int, ...]]) -> float:
         f1s = [2 * h / (p + g) for h, p, g in zip(sums[0::3], sums[1::3], sums[2::3]) if p + g]
         return statistics.mean(f1s) if f1s else 0.0
     hits, predicted, gold = sums
-    if task_score == "accuracy":
+    if task_score in ("accuracy", "char_accuracy"):
         return hits / gold if gold else 0.0
     return 2 * hits / (predicted + gold) if predicted + gold else 0.0
 

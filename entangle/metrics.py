@@ -1,5 +1,7 @@
 """Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets,
-accuracy and macro-F1 (scikit-learn) for text classification."""
+"""Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets,
+accuracy and macro-F1 (scikit-learn) for text classification, character accuracy (all words,
+mixed words) for intra-word code-switching."""
 
 from __future__ import annotations
 
@@ -53,17 +55,31 @@ def format_report(metrics: dict) -> str:
     return "\n".join(lines)
 
 
-def char_accuracy(examples: list, predicted: list[list[list[str]]]) -> dict:
+def char_accuracy(gold: list[list[list[str]]], predicted: list[list[list[str]]], mixed: list[list[bool]]) -> dict:
     """Character accuracy over all words and over the words that switch language inside them
-    (``example.mixed``), as the paper reports intra-word code-switching; ``predicted`` holds a
-    label per character, grouped by word."""
-    totals = {"all": [0, 0], "mixed": [0, 0]}
-    for example, words in zip(examples, predicted, strict=True):
-        for gold, guess, mixed in zip(example.char_tags, words, example.mixed, strict=True):
-            right = sum(g == p for g, p in zip(gold, guess, strict=True))
-            for key in ("all", "mixed") if mixed else ("all",):
-                totals[key][0] += right
-                totals[key][1] += len(gold)
-    return {"accuracy": totals["all"][0] / totals["all"][1] if totals["all"][1] else 0.0,
-            "mixed_accuracy": totals["mixed"][0] / totals["mixed"][1] if totals["mixed"][1] else 0.0,
-            "characters": totals["all"][1], "mixed_characters": totals["mixed"][1]}
+    (intra-word code-switching), from one label per character of each word of each sentence.
+
+    Both are micro averages over characters, so a long word weighs more than a short one;
+    ``mixed_char_accuracy`` is NaN when no word is mixed (0 would read as "all wrong").
+    """
+    if not len(gold) == len(predicted) == len(mixed):
+        raise ValueError(f"{len(gold)} gold, {len(predicted)} predicted and {len(mixed)} mixed-flag sentences")
+    right = total = mixed_right = mixed_total = mixed_words = 0
+    for index, (gold_words, predicted_words, flags) in enumerate(zip(gold, predicted, mixed)):
+        if not len(gold_words) == len(predicted_words) == len(flags):
+            raise ValueError(f"sentence {index}: {len(gold_words)} gold words, {len(predicted_words)} predicted, "
+                             f"{len(flags)} mixed flags")
+        for word, (g, p, is_mixed) in enumerate(zip(gold_words, predicted_words, flags)):
+            if len(g) != len(p):
+                raise ValueError(f"sentence {index}, word {word}: {len(g)} gold and {len(p)} predicted characters")
+            hits = sum(a == b for a, b in zip(g, p))
+            right, total = right + hits, total + len(g)
+            if is_mixed:
+                mixed_right, mixed_total, mixed_words = mixed_right + hits, mixed_total + len(g), mixed_words + 1
+    return {
+        "char_accuracy": right / total if total else 0.0,
+        "mixed_char_accuracy": mixed_right / mixed_total if mixed_total else float("nan"),
+        "chars": total,
+        "mixed_chars": mixed_total,
+        "mixed_words": mixed_words,
+    }

@@ -94,7 +94,7 @@ class TaggingTask(NerTask):
 
 
 class CharTaggingTask(Task):
-    name, unit, main_score = "char-tagging", "char", "accuracy"
+    name, unit, main_score = "char-tagging", "char", "char_accuracy"
     sides = ("char",)
     description = "a label per character (intra-word code-switching); character accuracy, all and MIXED words"
 
@@ -102,7 +102,8 @@ class CharTaggingTask(Task):
         return [label for word_labels in example.char_tags for label in word_labels]
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
-        return char_accuracy(examples, [split_by_words(e.words, p) for e, p in zip(examples, predicted)])
+        return char_accuracy([e.char_tags for e in examples], [split_by_words(e.words, p) for e, p in zip(examples, predicted)],
+                             [e.mixed for e in examples])
 
 
 class ClassificationTask(Task):

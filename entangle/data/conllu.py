@@ -3,12 +3,15 @@
 The words are the format's *syntactic words* (integer IDs), the units UD annotates. A
 multi-word token line (``3-4 del``) only gives the surface form of words 3 and 4; empty nodes
 (``5.1``) belong to enhanced dependencies. Neither is a word to tag, both are kept when a file
-is written back with predicted tags, as are comments (``# text = ...``).
+is written back with predicted tags, as are comments (``# text = ...``). Readers that label
+the text as written (intra-word language IDs) take the surface tokens of :func:`sentence_rows`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .conll import DataFormatError, Sentence, decoded_lines
@@ -33,18 +36,33 @@ def _blocks(path: Path):
         yield block
 
 
-def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
-    """Sentences of syntactic words with their ``tag`` (``upos``/``xpos``; ``None``: words only)."""
+@dataclass
+class Row:
+    line: int
+    fields: list[str]
+
+
+@dataclass
+class SentenceRows:
+    """One sentence's validated lines."""
+
+    first_line: int
+    comments: list[str]
+    #: syntactic words (integer IDs), the units UD annotates
+    words: list[Row]
+    #: surface tokens, the text as written: multi-word token lines and the words outside them
+    tokens: list[Row]
+
+
+def sentence_rows(path: str | Path) -> Iterator[SentenceRows]:
+    """Sentences of a CoNLL-U file with the ID sequence and ranges checked; empty nodes dropped."""
     path = Path(path)
-    if tag is not None and tag not in TAG_FIELDS:
-        raise ValueError(f"tag must be one of {', '.join(TAG_FIELDS)}, got {tag!r}")
-    sentences = []
     for block in _blocks(path):
-        words, tags, comments = [], [], []
+        rows = SentenceRows(block[0][0], [], [], [])
         expected, range_end = 1, 0
         for number, line in block:
             if line.startswith("#"):
-                comments.append(line)
+                rows.comments.append(line)
                 continue
             fields = line.split("\t")
             if len(fields) != N_COLUMNS:
@@ -57,24 +75,42 @@ def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
                 if first != expected or last <= first:
                     raise DataFormatError(path, number, f"multi-word token {identifier} does not cover the next words "
                                                         f"(expected a range starting at {expected})")
+                if not fields[1].strip():
+                    raise DataFormatError(path, number, "empty token form")
                 range_end = last
+                rows.tokens.append(Row(number, fields))
                 continue
             if not identifier.isdigit() or int(identifier) != expected:
                 raise DataFormatError(path, number, f"word ID {identifier!r} out of sequence (expected {expected})")
             if not fields[1].strip():
                 raise DataFormatError(path, number, "empty word form")
-            words.append(fields[1])
-            if tag is not None:
-                value = fields[TAG_FIELDS[tag]]
-                if value in ("", "_"):
-                    raise DataFormatError(path, number, f"word {identifier} has no {tag.upper()} ('{value}')")
-                tags.append(value)
+            rows.words.append(Row(number, fields))
+            if expected > range_end:
+                rows.tokens.append(Row(number, fields))
             expected += 1
         if range_end >= expected:
             raise DataFormatError(path, block[-1][0], f"multi-word token range ends at {range_end} but the sentence "
                                                       f"has {expected - 1} words")
-        if words:
-            sentences.append(Sentence(words, tags if tag is not None else None, f"{path}:{block[0][0]}", comments))
+        yield rows
+
+
+def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
+    """Sentences of syntactic words with their ``tag`` (``upos``/``xpos``; ``None``: words only)."""
+    path = Path(path)
+    if tag is not None and tag not in TAG_FIELDS:
+        raise ValueError(f"tag must be one of {', '.join(TAG_FIELDS)}, got {tag!r}")
+    sentences = []
+    for rows in sentence_rows(path):
+        if not rows.words:
+            continue
+        tags = None
+        if tag is not None:
+            tags = [row.fields[TAG_FIELDS[tag]] for row in rows.words]
+            for row, value in zip(rows.words, tags):
+                if value in ("", "_"):
+                    raise DataFormatError(path, row.line, f"word {row.fields[0]} has no {tag.upper()} ('{value}')")
+        sentences.append(Sentence([row.fields[1] for row in rows.words], tags, f"{path}:{rows.first_line}",
+                                  rows.comments))
     return sentences
 
 

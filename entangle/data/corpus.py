@@ -10,6 +10,7 @@ from .classification import is_classification_file, read_texts
 from .conll import read_conll
 from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
+from .intraword import READERS as INTRAWORD_DATASETS, load_intraword, read_sagt, read_spanish_wixarika
 
 # File stems recognised as each split in a data directory (TweetEval's ``val_text.txt`` too).
 SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "val", "valid", "validation", "testa"), "test": ("test", "testb")}
@@ -82,6 +83,8 @@ def read_examples(path: Path, task: str, *, token_column: int = 0, tag_column: i
     """One file's examples, read as ``task`` reads them."""
     if task == "classification":
         return read_texts(path, text_field, label_field)
+    if task == "char-tagging":  # SAGT-style CoNLL-U, else the Spanish–Wixarika annotation format
+        return (read_sagt if Path(path).suffix.lower() == ".conllu" else read_spanish_wixarika)(path)[0]
     return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag)
 
 
@@ -106,6 +109,13 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     ``conllu_tag`` (``upos`` or ``xpos``) picks the tag of CoNLL-U files; ``text_field`` and
     ``label_field`` the columns of classification tables.
     """
+    if str(data) in INTRAWORD_DATASETS and not (train or dev or test):
+        # Read (and, without a published split, split by post id) by the dataset's own reader.
+        examples = load_intraword(str(data), data_dir)
+        files = dataset_files(str(data), data_dir)
+        files = {split: files.get(split, files.get("all")) for split in ("train", "dev", "test")}
+        return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
+                      "char-tagging", files)
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     task = get_task(task or dataset_task or default_task(files)).name

@@ -21,6 +21,10 @@ CHECKSUMS = {
     "conll2003/iob2/dev.txt": "c02eb19809eafb83998326a0481942eb37d96f31826ae387cfe8773699969f5b",
     "conll2003/iob2/test.txt": "dc4ac7f3d6d01a6bec59261814561da3b287b6b493b97d1f69c580b52ec1831b",
     "conll2003/iob2/train.txt": "213953b5522fb7924802d883e50f027b2c6ffb5d4d0e63368ed82909f9b60423",
+    "intraword_cs/german_turkish_SAGT_substitute/qtd_sagt-ud-dev.conllu": "d06630f3937b595596ec6ee87db2bd8a2a35b11577eb8a1df0f66bdd08bb9dcb",
+    "intraword_cs/german_turkish_SAGT_substitute/qtd_sagt-ud-test.conllu": "0bbb06de66a490bfbb93d103a03d0d89e3835baf0af755a57b5fa5f885ae01bc",
+    "intraword_cs/german_turkish_SAGT_substitute/qtd_sagt-ud-train.conllu": "6fc9d5c2a4b3df31fac2810ae0824d48bfc1d7c7617d0f1884422d7357156c45",
+    "intraword_cs/spanish_wixarika/mixed_annotated.txt": "e4c17f093f69d840e80ddc7ed2559bd39e8e4b9b53304a05fb52e0eb259fd407",
     "masakhaner/amh/dev.txt": "f7561345b55d41ccf472c1306e0a0a8f8bc3d46ac535f5dee3d1da3f1a0bb816",
     "masakhaner/amh/test.txt": "3968ef19c31c480859364f927ac6370ae5c33c9557437e87c0b6f7801df461b6",
     "masakhaner/amh/train.txt": "44d6e06d6bedd2b902578ae658fc3ad6548b8876166a821893d081393a92afe4",
@@ -101,7 +105,8 @@ MASAKHANER_LANGUAGES = ("amh", "hau", "ibo", "kin", "lug", "luo", "pcm", "swa", 
 class DatasetSpec:
     name: str
     task: str
-    #: split -> path under the data directory
+    #: split -> path under the data directory; a dataset without a published split has one
+    #: file, ``all``, which its reader splits (``entangle.data.intraword.split_by_id``)
     files: dict[str, str]
     #: path under the data directory -> download URL
     urls: dict[str, str]
@@ -135,6 +140,22 @@ DATASETS: dict[str, DatasetSpec] = {
         "https://raw.githubusercontent.com/Oneplus/Tweebank/2bdd029fb16321c715c00480b7df58df22901e18/",
         {split: f"en-ud-tweet-{split}.conllu" for split in SPLITS},
         task="tagging",
+    ),
+    # Intra-word code-switching, a language label per character (entangle.data.intraword).
+    "spanish-wixarika": _spec(
+        "spanish-wixarika",
+        {"all": "intraword_cs/spanish_wixarika/mixed_annotated.txt"},
+        "https://raw.githubusercontent.com/pywirrarika/wixarikacorpora/67fc7a743ae599252d3b6481317a7d93e004af4c/",
+        {"all": "cswixes/mixed_annotated.txt"},
+        task="char-tagging",
+    ),
+    "turkish-german-sagt": _spec(
+        "turkish-german-sagt",
+        {split: f"intraword_cs/german_turkish_SAGT_substitute/qtd_sagt-ud-{split}.conllu" for split in SPLITS},
+        "https://raw.githubusercontent.com/UniversalDependencies/UD_Turkish_German-SAGT/"
+        "9df27ce241d28d25f40b27f616468563771fb6e7/",
+        {split: f"qtd_sagt-ud-{split}.conllu" for split in SPLITS},
+        task="char-tagging",
     ),
 }
 #: TweetEval tasks with one label per tweet (``sentiment`` is left out: its training text could not be obtained).
