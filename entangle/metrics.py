@@ -1,5 +1,4 @@
 """Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets,
-"""Scores: entity-level P/R/F1 (seqeval, strict IOB2) for NER, token accuracy for other tag sets,
 accuracy and macro-F1 (scikit-learn) for text classification, character accuracy (all words,
 mixed words) for intra-word code-switching."""
 
