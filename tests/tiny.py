@@ -17,7 +17,8 @@ from transformers import (
     XLMRobertaModel,
 )
 
-from entangle.modeling import CharEncoderConfig, CharEncoderModel, EntangleForTokenClassification
+from entangle.modeling import CharEncoderConfig, CharEncoderModel
+from entangle.predict import model_class
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog .",
@@ -106,12 +107,13 @@ def char_encoder(kind: str = "builtin"):
     raise ValueError(kind)
 
 
-def tiny_model(m: int = 1, side: str = "both", family: str = "bert", char: str = "builtin", **config):
+def tiny_model(m: int = 1, side: str = "both", family: str = "bert", char: str = "builtin", labels=LABELS,
+               task: str = "ner", **config):
     """An entanglement model on tiny random encoders; the character side (width 16) is projected to 32."""
     subword, tokenizer = subword_encoder(family)
     config.setdefault("hidden_dropout_prob", 0.0)
-    model, tokenizer = EntangleForTokenClassification.from_encoders(
-        char_encoder(char), subword, LABELS, tokenizer=tokenizer, num_coattention_layers=m, side=side,
+    model, tokenizer = model_class(task).from_encoders(
+        char_encoder(char), subword, labels, tokenizer=tokenizer, num_coattention_layers=m, side=side, task=task,
         num_attention_heads=2, intermediate_size=48, **config,
     )
     return model.eval(), tokenizer
