@@ -3,6 +3,7 @@
 from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification
 
 from .char_encoder import CharEncoderConfig, CharEncoderModel
+from .charbert import CharBertModel
 from .configuration import EntangleConfig
 from .modeling_entangle import EntangleForTokenClassification, EntangleModel
 
@@ -13,6 +14,7 @@ AutoModel.register(EntangleConfig, EntangleModel)
 AutoModelForTokenClassification.register(EntangleConfig, EntangleForTokenClassification)
 
 __all__ = [
+    "CharBertModel",
     "CharEncoderConfig",
     "CharEncoderModel",
     "EntangleConfig",

@@ -113,14 +113,24 @@ def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
 
 
 class EntangleForTokenClassification(EntanglePreTrainedModel):
-    """A label per word: from its first subword (subword side) or its first character (char side)."""
+    """A label per word: from its first subword (subword side) or its first character (char side).
+
+    The base model is the entanglement model, or with ``config.fusion == "charbert"`` the
+    CharBERT-style model, whose subword states are both channels concatenated (2 x hidden).
+    """
 
     def __init__(self, config: EntangleConfig):
         super().__init__(config)
-        self.entangle = EntangleModel(config)
+        if config.fusion == "charbert":
+            from .charbert import CharBertModel  # it builds on this module's base classes
+
+            self.entangle = CharBertModel(config)
+        else:
+            self.entangle = EntangleModel(config)
+        widths = {"subword": config.hidden_size * (2 if config.fusion == "charbert" else 1), "char": config.hidden_size}
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifiers = nn.ModuleDict(
-            {side: nn.Linear(config.hidden_size, config.num_labels) for side in config.trained_sides}
+            {side: nn.Linear(widths[side], config.num_labels) for side in config.trained_sides}
         )
         self.post_init()
 
@@ -134,15 +144,21 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         subword_word_starts: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         sides: tuple[str, ...] | None = None,
+        subword_char_starts: torch.Tensor | None = None,
+        subword_char_ends: torch.Tensor | None = None,
         **kwargs,
     ) -> EntangleTaggerOutput:
         """``*_word_starts`` (batch, n_words) index each word's first subword / character;
         ``labels`` (batch, n_words) use -100 for padding and for words another window owns.
-        ``sides`` limits the heads computed (default: every trained side)."""
+        ``sides`` limits the heads computed (default: every trained side).
+        ``subword_char_*`` (CharBERT only): each subword's first / last character."""
         sides = tuple(sides or self.classifiers.keys())
         if not set(sides) <= set(self.classifiers):
             raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
-        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
+        if self.config.fusion == "charbert":
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, subword_char_starts, subword_char_ends)
+        else:
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
         side_inputs = {
             "subword": (states.subword_states, subword_word_starts),
             "char": (states.char_states, char_word_starts),
@@ -210,6 +226,8 @@ class EntangleForTokenClassification(EntanglePreTrainedModel):
         )
         model = cls(config)
         # Swap the randomly initialised encoders built from the configs for the loaded ones.
-        model.entangle.char_encoder = char
-        model.entangle.subword_encoder = subword
+        if char is not None:
+            model.entangle.char_encoder = char
+        if subword is not None:
+            model.entangle.subword_encoder = subword
         return model, tokenizer
