@@ -255,3 +255,17 @@ def test_cli_rejects_coattention_with_charbert(tmp_path, encoders):  # noqa: F81
     with pytest.raises(SystemExit, match="fusion='charbert'.*needs num_coattention_layers=0"):
         main(["train", "--data", str(data), "--subword", str(encoders / "subword"), "--fusion", "charbert",
               "-m", "1", "--output", str(tmp_path / "run")])
+
+
+@pytest.mark.parametrize("grid", ["paper_grid.yaml", "tweebank_grid.yaml"])
+def test_benchmark_grids_train_the_baseline_through_entangle_train(grid):
+    from pathlib import Path
+
+    from entangle.bench import BenchConfig, _options
+    from entangle.cli import parse_args
+
+    config = BenchConfig.from_file(Path(__file__).resolve().parent.parent / "benchmarks" / grid)
+    arguments = _options(config.systems["CharBERT-style"])
+    assert arguments == ["--fusion", "charbert", "--side", "subword"]
+    args = parse_args(["train", "--data", "wnut17", "--output", "x", *arguments])
+    assert (args.fusion, args.coattention_layers) == ("charbert", None)  # run_train resolves -m to 0
