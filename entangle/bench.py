@@ -279,7 +279,8 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     flat = []
     for system, sides in systems.items():
         options = config.systems[system]
-        m = int(options.get("m", options.get("coattention_layers", 2)))
+        default_m = 0 if options.get("fusion") == "charbert" else 2  # as entangle train resolves it
+        m = int(options.get("m", options.get("coattention_layers", default_m)))
         variant = {k: v for k, v in options.items() if k not in ("m", "coattention_layers", "side")}
         for side, entry in sides.items():
             if m > 0:

@@ -18,6 +18,7 @@ from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.raw_text import NoTextError
 from .data.labels import UnknownLabelError
+from .modeling.configuration import FUSIONS, ConfigError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
 from .pretraining import OBJECTIVES
@@ -63,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "(a fresh encoder of that architecture)")
     train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
                        "all-MiniLM-L6-v2), any hub name with a fast tokenizer, or a directory")
-    train.add_argument("-m", "--coattention-layers", type=int, default=2, help="co-attention modules per side; "
-                       "0 = the backbones alone")
-    train.add_argument("--side", choices=("subword", "char", "both"), default="both",
-                       help="which heads are trained; both = sum of the two losses")
+    train.add_argument("-m", "--coattention-layers", type=int, help="co-attention modules per side; "
+                       "0 = the backbones alone (default 2; 0 with --fusion charbert)")
+    train.add_argument("--side", choices=("subword", "char", "both"),
+                       help="which heads are trained; both = sum of the two losses (default both; subword with "
+                       "--fusion charbert)")
+    train.add_argument("--fusion", choices=FUSIONS, default="coattention", help="how characters and subwords are "
+                       "joined: coattention (the entanglement model) or charbert (CharBERT-style, Ma et al. 2020: a "
+                       "character channel through the subword encoder's layers; no character encoder, -m 0, subword "
+                       "head, fine-tuned without CharBERT's NLM pretraining)")
     train.add_argument("--predict-side", choices=("subword", "char"), help="head used for predictions and "
                        "model selection (default: subword when both are trained)")
     train.add_argument("--max-chars", type=int, help="character window length (default: the encoder's limit)")
@@ -235,9 +241,12 @@ def run_train(args: argparse.Namespace) -> None:
         raise FileNotFoundError("no training data: give --data or --train")
     train_sentences = corpus.train[: args.limit_train]
     labels = corpus.labels
+    charbert = args.fusion == "charbert"
+    m = args.coattention_layers if args.coattention_layers is not None else (0 if charbert else 2)
+    side = args.side or ("subword" if charbert else "both")
     set_seed(args.seed)  # the new layers' initialisation is part of what the seed reproduces
     tagger = Tagger.create(
-        args.char, args.subword, labels, m=args.coattention_layers, side=args.side, task=corpus.task,
+        args.char, args.subword, labels, m=m, side=side, task=corpus.task, fusion=args.fusion,
         predict_side=args.predict_side,
         **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords)) if v},
     )
@@ -435,7 +444,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
-            BenchRunError, FileNotFoundError) as err:
+            BenchRunError, ConfigError, FileNotFoundError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
 

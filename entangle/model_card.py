@@ -30,11 +30,13 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     lines = [
         "---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", "",
         f"# entangle {config.task} model", "",
-        "An entanglement model (Wang, Hu & Gormley, arXiv 2311.07853) trained with "
-        "[entangle](https://pypi.org/project/entangle-nlp/).", "",
+        ("A CharBERT-style model (Ma et al., COLING 2020; fine-tuned without its NLM pretraining)"
+         if config.fusion == "charbert" else "An entanglement model (Wang, Hu & Gormley, arXiv 2311.07853)")
+        + " trained with [entangle](https://pypi.org/project/entangle-nlp/).", "",
         "| part | value |", "|---|---|",
         f"| character encoder | {config.char_encoder_name or '-'} ({config.char_config.model_type if config.char_config else 'unused'}) |",
         f"| subword encoder | {config.subword_encoder_name or '-'} ({config.subword_config.model_type if config.subword_config else 'unused'}) |",
+        f"| fusion of characters and subwords | {config.fusion} |",
         f"| co-attention modules per side (m) | {config.num_coattention_layers} |",
         f"| trained sides / prediction side | {config.side} / {config.predict_side} |",
         f"| labels | {', '.join(config.id2label[i] for i in range(config.num_labels))} |",

@@ -38,6 +38,10 @@ class Collator:
             batch["subword_mask"] = _mask(subwords)
         if windows[0].subword_word_starts:
             batch["subword_word_starts"] = _pad([w.subword_word_starts for w in windows], 0)
+        if windows[0].subword_char_starts:
+            # Padding points at the start marker; the model zeroes padded positions anyway.
+            batch["subword_char_starts"] = _pad([w.subword_char_starts for w in windows], 0)  # (batch, n_subwords)
+            batch["subword_char_ends"] = _pad([w.subword_char_ends for w in windows], 0)
         if windows[0].labels is not None:
             batch["labels"] = _pad([w.labels for w in windows], IGNORE)  # (batch, n_units)
         return batch

@@ -5,6 +5,9 @@ the spaces stay). The character side is that text's code points between start/en
 the subword side is the tokenizer's ids for the same text, assigned to words by character
 offsets, which works for every tokenizer family (WordPiece, byte-level BPE, SentencePiece).
 
+A model that reads each subword's characters (CharBERT) also gets, for every subword position,
+the positions of its first and last character on the character side.
+
 A sentence longer than either encoder's limit is cut into overlapping windows on word
 boundaries; each word is *owned* (labelled in training, predicted at inference) by exactly one
 window: where two windows overlap, the overlap is split in the middle, so a word is predicted
@@ -36,12 +39,14 @@ IGNORE = -100
 
 @dataclass
 class AlignedSentence:
-    """Per word: its code points and its subword ids (clipped to fit a window on their own)."""
+    """Per word: its code points and its subword ids (clipped to fit a window on their own);
+    with ``subword_spans``, each subword's first and last character, counted from the word's start."""
 
     chars: list[list[int]]
     subwords: list[list[int]] | None
     #: Code points of each word before clipping (a character task labels every one).
     lengths: list[int]
+    subword_spans: list[list[tuple[int, int]]] | None = None
 
 
 @dataclass
@@ -63,6 +68,10 @@ class Window:
     char_word_starts: list[int] = field(default_factory=list)
     subword_ids: list[int] = field(default_factory=list)
     subword_word_starts: list[int] = field(default_factory=list)
+    # Per subword position (special tokens included): its first and last character's position in
+    # char_ids; special tokens before the text point at the start marker, those after at the end marker.
+    subword_char_starts: list[int] = field(default_factory=list)
+    subword_char_ends: list[int] = field(default_factory=list)
     labels: list[int] | None = None
 
     @property
@@ -71,20 +80,28 @@ class Window:
 
 
 class Featurizer:
-    """Aligns words with characters and subwords and cuts windows; one per model."""
+    """Aligns words with characters and subwords and cuts windows; one per model.
+
+    ``unit``: what the heads read (see the module docstring). ``subword_char_spans``: also give
+    every subword position its first and last character (the character side is then built even
+    without a character encoder, ``max_chars=None``, and only the subword limit cuts windows).
+    """
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase | None, max_chars: int | None, max_subwords: int | None,
-                 unit: str = "word"):
+                 unit: str = "word", subword_char_spans: bool = False):
         if unit not in UNITS:
             raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
         if unit == "char" and max_chars is None:
             raise ValueError("labelling characters needs the character encoder")
         self.unit = unit
-        self.use_chars = max_chars is not None
         self.tokenizer = tokenizer if max_subwords is not None else None
+        if subword_char_spans and self.tokenizer is None:
+            raise ValueError("subword_char_spans needs a tokenizer and max_subwords")
+        self.subword_char_spans = subword_char_spans
+        self.use_chars = max_chars is not None or subword_char_spans
         self.max_chars = max_chars
         self.max_subwords = max_subwords
-        if self.use_chars and max_chars < 3:
+        if max_chars is not None and max_chars < 3:
             raise ValueError("max_chars must leave room for the start/end markers and one character")
         if self.tokenizer is not None:
             self.prefix, self.suffix = _special_tokens(self.tokenizer)
@@ -98,6 +115,7 @@ class Featurizer:
             config.max_chars if config.uses_char else None,
             config.max_subwords if config.uses_subword else None,
             get_task(config.task).unit,
+            subword_char_spans=config.uses_subword_char_spans,
         )
 
     @property
@@ -114,30 +132,46 @@ class Featurizer:
             for position, word in enumerate(words):
                 if not word.strip():
                     raise ValueError(f"sentence {index}: word {position} is empty or whitespace only ({word!r})")
-        subwords = self._align_subwords(sentences) if self.tokenizer is not None else [None] * len(sentences)
-        chars = [[[ord(c) for c in word[: self.char_budget]] for word in words] for words in sentences] if self.use_chars else None
+        if self.tokenizer is not None:
+            subwords, spans = self._align_subwords(sentences)
+        else:
+            subwords, spans = [None] * len(sentences), [None] * len(sentences)
+        limit = self.char_budget if self.max_chars is not None else None
+        chars = [[[ord(c) for c in word[:limit]] for word in words] for words in sentences] if self.use_chars else None
         return [
-            AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i], [len(w) for w in words])
+            AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i], [len(w) for w in words],
+                            spans[i] if self.subword_char_spans else None)
             for i, words in enumerate(sentences)
         ]
 
-    def _align_subwords(self, sentences: list[list[str]]) -> list[list[list[int]]]:
+    def _align_subwords(self, sentences: list[list[str]]) -> tuple[list[list[list[int]]], list[list[list[tuple[int, int]]]]]:
+        """Per sentence, per word: subword ids, and each subword's (first, last) character in the word."""
         texts = [" ".join(words) for words in sentences]
         encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         unk = self.tokenizer.unk_token_id
-        aligned = []
+        aligned, spans = [], []
         for words, ids, offsets in zip(sentences, encoded["input_ids"], encoded["offset_mapping"]):
-            per_word = _assign_tokens(words, ids, offsets)
-            for position, pieces in enumerate(per_word):
+            per_word = _assign_tokens(words, offsets)
+            sentence_ids, sentence_spans = [], []
+            word_start = 0
+            for position, tokens in enumerate(per_word):
+                pieces = [ids[k] for k in tokens]
+                word_spans = []
+                if self.subword_char_spans:
+                    word_spans = _char_spans(word_start, len(words[position]), [offsets[k] for k in tokens])
+                    word_start += len(words[position]) + 1
                 if not pieces:
                     # The tokenizer dropped the word (e.g. only characters its normaliser removes);
                     # it still needs a position to be predicted from.
                     if unk is None:
                         raise ValueError(f"the tokenizer produced no subword for {words[position]!r} and has no unknown token")
                     pieces.append(unk)
-                del pieces[self.subword_budget :]
-            aligned.append(per_word)
-        return aligned
+                    word_spans.append((0, len(words[position]) - 1))
+                sentence_ids.append(pieces[: self.subword_budget])
+                sentence_spans.append(word_spans[: self.subword_budget])
+            aligned.append(sentence_ids)
+            spans.append(sentence_spans)
+        return aligned, spans
 
     # ------------------------------------------------------------------ windows
     def windows(self, aligned: AlignedSentence) -> list[tuple[int, int]]:
@@ -147,7 +181,7 @@ class Featurizer:
         subword_cost = [len(s) for s in aligned.subwords] if aligned.subwords is not None else [0] * n
 
         def fits(start: int, end: int, share: float = 1.0) -> bool:
-            chars_ok = not self.use_chars or sum(char_cost[start:end]) - 1 <= share * self.char_budget
+            chars_ok = self.max_chars is None or sum(char_cost[start:end]) - 1 <= share * self.char_budget
             subwords_ok = aligned.subwords is None or sum(subword_cost[start:end]) <= share * self.subword_budget
             return chars_ok and subwords_ok
 
@@ -210,6 +244,8 @@ class Featurizer:
                 ids.extend(aligned.subwords[i])
             ids.extend(self.suffix)
             window.subword_ids = ids
+        if aligned.subword_spans is not None:
+            self._fill_char_spans(window, aligned)
         if self.unit == "text":
             # The heads read the first position; no per-word positions are needed.
             window.char_word_starts, window.subword_word_starts = [], []
@@ -222,6 +258,18 @@ class Featurizer:
         else:
             window.labels = [labels[offsets[i] + k] if window.own_start <= i < window.own_end and k < len(aligned.chars[i])
                              else IGNORE for i in words for k in range(aligned.lengths[i])]
+
+
+    def _fill_char_spans(self, window: Window, aligned: AlignedSentence) -> None:
+        starts, ends = [0] * len(self.prefix), [0] * len(self.prefix)  # the start marker
+        for i, word_start in zip(range(window.start, window.end), window.char_word_starts):
+            last_char = len(aligned.chars[i]) - 1  # the word may have been clipped to the character budget
+            for first, last in aligned.subword_spans[i]:
+                starts.append(word_start + min(first, last_char))
+                ends.append(word_start + min(last, last_char))
+        end_marker = len(window.char_ids) - 1
+        window.subword_char_starts = starts + [end_marker] * len(self.suffix)
+        window.subword_char_ends = ends + [end_marker] * len(self.suffix)
 
 
 def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:
@@ -245,8 +293,8 @@ def _special_tokens(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list
     return ids[:first], ids[last:]
 
 
-def _assign_tokens(words: list[str], ids: list[int], offsets: list[tuple[int, int]]) -> list[list[int]]:
-    """Give each token of ``" ".join(words)`` to the word its first non-space character is in.
+def _assign_tokens(words: list[str], offsets: list[tuple[int, int]]) -> list[list[int]]:
+    """Give each token of ``" ".join(words)`` (its index) to the word its first non-space character is in.
 
     Tokens covering only whitespace or nothing (SentencePiece's lone ``▁``) go to the next word,
     whose start they mark.
@@ -259,7 +307,7 @@ def _assign_tokens(words: list[str], ids: list[int], offsets: list[tuple[int, in
         position += len(word) + 1
     per_word: list[list[int]] = [[] for _ in words]
     pending: list[int] = []
-    for token, (begin, finish) in zip(ids, offsets):
+    for token, (begin, finish) in enumerate(offsets):
         word = bisect_right(starts, begin) - 1
         if word < 0 or begin >= ends[word]:
             # The token starts in a space: it belongs to the next word if it reaches into it.
@@ -273,3 +321,15 @@ def _assign_tokens(words: list[str], ids: list[int], offsets: list[tuple[int, in
     if pending and words:
         per_word[-1].extend(pending)
     return per_word
+
+
+def _char_spans(start: int, length: int, offsets: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each token's first and last character, counted from its word's first character (at
+    ``start`` in the text, ``length`` long), kept inside the word: a token that starts in the space
+    before it, like SentencePiece's lone ``▁``, gets the word's first character."""
+    last_char = length - 1
+    spans = []
+    for begin, finish in offsets:
+        first = min(max(begin - start, 0), last_char)
+        spans.append((first, min(max(finish - 1 - start, first), last_char)))
+    return spans

@@ -3,6 +3,7 @@
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoModelForTokenClassification
 
 from .char_encoder import CharEncoderConfig, CharEncoderModel
+from .charbert import CharBertModel
 from .configuration import EntangleConfig
 from .modeling_entangle import EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
 
@@ -14,6 +15,7 @@ AutoModelForTokenClassification.register(EntangleConfig, EntangleForTokenClassif
 AutoModelForSequenceClassification.register(EntangleConfig, EntangleForSequenceClassification)
 
 __all__ = [
+    "CharBertModel",
     "CharEncoderConfig",
     "CharEncoderModel",
     "EntangleConfig",

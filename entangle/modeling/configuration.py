@@ -9,6 +9,16 @@ from transformers.configuration_utils import SubConfigSpec
 from ..tasks import get_task
 
 SIDES = ("subword", "char", "both")
+#: How characters and subwords are joined: the entanglement model's co-attention, or CharBERT's
+#: character channel through the subword encoder's own layers (``modeling/charbert.py``).
+FUSIONS = ("coattention", "charbert")
+#: Subword encoders whose layers CharBERT can run itself: BERT's embeddings + ``encoder.layer``
+#: structure and call signature, post-layer-norm, nothing after the last layer.
+CHARBERT_ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "camembert")
+
+
+class ConfigError(ValueError):
+    """A model configuration whose options contradict each other; the message says which."""
 
 
 def encoders_needed(num_coattention_layers: int, side: str) -> tuple[bool, bool]:
@@ -59,6 +69,19 @@ class EntangleConfig(PreTrainedConfig):
             `ner` (IOB2 tags, entity F1), `tagging` (any tag per word, token accuracy),
             `char-tagging` (a label per character, character side only) or `classification`
             (a label per text); see `entangle.tasks`.
+        fusion (`str`, defaults to `"coattention"`):
+            `coattention` (the entanglement model) or `charbert` (Ma et al. 2020: a character
+            channel fed through the subword encoder's layers, fused after each; no character
+            encoder, `num_coattention_layers=0`, `side="subword"`, head on both channels).
+        char_embedding_size (`int`, defaults to 256):
+            CharBERT: width of the hashed character embeddings.
+        char_gru_size (`int`, *optional*):
+            CharBERT: width of each direction of the character GRU. Defaults to `hidden_size // 4`,
+            so a subword's first and last character states together are `hidden_size` wide.
+        char_hash_buckets (`int`, defaults to 8192):
+            CharBERT: rows of each of the two hashed character embedding tables.
+        fusion_kernel_size (`int`, defaults to 3):
+            CharBERT: width (odd) of the convolution over positions that fuses the two channels.
     """
 
     model_type = "entangle"
@@ -87,25 +110,37 @@ class EntangleConfig(PreTrainedConfig):
     max_chars: int | None = None
     max_subwords: int | None = None
     task: str = "ner"
+    fusion: str = "coattention"
+    char_embedding_size: int = 256
+    char_gru_size: int | None = None
+    char_hash_buckets: int = 8192
+    fusion_kernel_size: int = 3
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
         if self.side not in SIDES:
-            raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
+            raise ConfigError(f"side must be one of {SIDES}, got {self.side!r}")
         if self.predict_side is None:
             self.predict_side = "subword" if self.side == "both" else self.side
         if self.predict_side not in self.trained_sides:
-            raise ValueError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+            raise ConfigError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
         task_sides = get_task(self.task).sides
         if not set(self.trained_sides) <= set(task_sides):
-            raise ValueError(f"the {self.task} task is predicted from the {' or '.join(task_sides)} side "
-                             f"only, not side={self.side!r}")
+            raise ConfigError(f"the {self.task} task is predicted from the {' or '.join(task_sides)} side "
+                              f"only, not side={self.side!r}")
         if self.num_coattention_layers < 0:
-            raise ValueError("num_coattention_layers must be >= 0")
+            raise ConfigError("num_coattention_layers must be >= 0")
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
+        if self.fusion == "charbert" and (self.num_coattention_layers or self.side != "subword"):
+            raise ConfigError(
+                "fusion='charbert' joins characters inside the subword encoder: it needs "
+                f"num_coattention_layers=0 (-m 0) and side='subword', got m={self.num_coattention_layers}, side={self.side!r}"
+            )
         if self.uses_char and self.char_config is None:
-            raise ValueError("this model needs a character encoder config (char_config)")
+            raise ConfigError("this model needs a character encoder config (char_config)")
         if self.uses_subword and self.subword_config is None:
-            raise ValueError("this model needs a subword encoder config (subword_config)")
+            raise ConfigError("this model needs a subword encoder config (subword_config)")
         reference = self.subword_config if self.subword_config is not None else self.char_config
         if self.hidden_size is None:
             self.hidden_size = reference.hidden_size
@@ -113,6 +148,20 @@ class EntangleConfig(PreTrainedConfig):
             self.num_attention_heads = getattr(reference, "num_attention_heads", 8)
         if self.intermediate_size is None:
             self.intermediate_size = 4 * self.hidden_size
+        if self.fusion == "charbert":
+            self._check_charbert()
+
+    def _check_charbert(self) -> None:
+        if self.subword_config.model_type not in CHARBERT_ENCODER_TYPES:
+            raise ConfigError(f"fusion='charbert' needs a BERT-like subword encoder ({', '.join(CHARBERT_ENCODER_TYPES)}), "
+                              f"got a {self.subword_config.model_type!r} model")
+        if self.hidden_size != self.subword_config.hidden_size:
+            raise ConfigError(f"fusion='charbert' runs at the subword encoder's width ({self.subword_config.hidden_size}), "
+                              f"got hidden_size={self.hidden_size}")
+        if self.char_gru_size is None:
+            self.char_gru_size = max(1, self.hidden_size // 4)
+        if self.fusion_kernel_size < 1 or self.fusion_kernel_size % 2 == 0:
+            raise ConfigError(f"fusion_kernel_size must be odd (the fused sequence keeps its length), got {self.fusion_kernel_size}")
 
     @property
     def trained_sides(self) -> tuple[str, ...]:
@@ -125,3 +174,8 @@ class EntangleConfig(PreTrainedConfig):
     @property
     def uses_subword(self) -> bool:
         return encoders_needed(self.num_coattention_layers, self.side)[1]
+
+    @property
+    def uses_subword_char_spans(self) -> bool:
+        """Whether the model reads each subword's first and last character (CharBERT)."""
+        return self.fusion == "charbert"

@@ -114,13 +114,23 @@ def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
 
 class _EntangleWithHeads(EntanglePreTrainedModel):
     """The base model and a head per trained side; subclasses say where a head reads its side's
-    states and what the head is."""
+    states and what the head is.
+
+    The base model is the entanglement model, or with ``config.fusion == "charbert"`` the
+    CharBERT-style model, whose subword states are both channels concatenated (2 x hidden).
+    """
 
     def __init__(self, config: EntangleConfig):
         super().__init__(config)
-        self.entangle = EntangleModel(config)
+        if config.fusion == "charbert":
+            from .charbert import CharBertModel  # it builds on this module's base classes
+
+            self.entangle = CharBertModel(config)
+        else:
+            self.entangle = EntangleModel(config)
+        widths = {"subword": config.hidden_size * (2 if config.fusion == "charbert" else 1), "char": config.hidden_size}
         self.dropout = nn.Dropout(config.classifier_dropout)
-        self.classifiers = nn.ModuleDict({side: self._head(config) for side in config.trained_sides})
+        self.classifiers = nn.ModuleDict({side: self._head(config, widths[side]) for side in config.trained_sides})
         self.post_init()
 
     @classmethod
@@ -171,11 +181,13 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         )
         model = cls(config)
         # Swap the randomly initialised encoders built from the configs for the loaded ones.
-        model.entangle.char_encoder = char
-        model.entangle.subword_encoder = subword
+        if char is not None:
+            model.entangle.char_encoder = char
+        if subword is not None:
+            model.entangle.subword_encoder = subword
         return model, tokenizer
 
-    def _head(self, config: EntangleConfig) -> nn.Module:
+    def _head(self, config: EntangleConfig, width: int) -> nn.Module:
         raise NotImplementedError
 
     def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
@@ -191,16 +203,22 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         subword_word_starts: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         sides: tuple[str, ...] | None = None,
+        subword_char_starts: torch.Tensor | None = None,
+        subword_char_ends: torch.Tensor | None = None,
         **kwargs,
     ) -> EntangleTaggerOutput:
         """``*_word_starts`` (batch, n_units) index the positions the heads read (each word's
         first subword / character, or every character for a character task); ``labels`` use
         -100 for padding and for units another window owns. ``sides`` limits the heads computed
-        (default: every trained side)."""
+        (default: every trained side). ``subword_char_*`` (CharBERT only): each subword's first /
+        last character."""
         sides = tuple(sides or self.classifiers.keys())
         if not set(sides) <= set(self.classifiers):
             raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
-        states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
+        if self.config.fusion == "charbert":
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, subword_char_starts, subword_char_ends)
+        else:
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
         side_inputs = {
             "subword": (states.subword_states, subword_word_starts),
             "char": (states.char_states, char_word_starts),
@@ -226,8 +244,8 @@ class EntangleForTokenClassification(_EntangleWithHeads):
     """A label per word, from its first subword (subword side) or its first character (char
     side); or a label per character, from the character side."""
 
-    def _head(self, config: EntangleConfig) -> nn.Module:
-        return nn.Linear(config.hidden_size, config.num_labels)
+    def _head(self, config: EntangleConfig, width: int) -> nn.Module:
+        return nn.Linear(width, config.num_labels)
 
     def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
         return _gather_words(states, positions)  # (batch, n_units, hidden) -> logits (batch, n_units, n_labels)
@@ -238,9 +256,9 @@ class EntangleForSequenceClassification(_EntangleWithHeads):
     token, the character side's start marker) through dense -> tanh -> linear, as BERT's pooler
     and the paper's classification head do."""
 
-    def _head(self, config: EntangleConfig) -> nn.Module:
-        return nn.Sequential(nn.Linear(config.hidden_size, config.hidden_size), nn.Tanh(),
-                             nn.Dropout(config.classifier_dropout), nn.Linear(config.hidden_size, config.num_labels))
+    def _head(self, config: EntangleConfig, width: int) -> nn.Module:
+        return nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Dropout(config.classifier_dropout),
+                             nn.Linear(width, config.num_labels))
 
     def _read(self, states: torch.Tensor, positions: torch.Tensor | None) -> torch.Tensor:
         return states[:, 0]  # (batch, hidden) -> logits (batch, n_labels)
