@@ -208,6 +208,15 @@ def test_token_ids_match_the_package(tokenizer, package_tokenize):
         assert tokenizer(text, add_special_tokens=False)["input_ids"] == package_tokenize(text), text
 
 
+def test_xlmr_reference_encodings(tokenizer):
+    # The encodings of XLM-R's own SentencePiece model quoted in fairseq's examples/xlmr/README.md.
+    assert tokenizer("Hello world!")["input_ids"] == [0, 35378, 8999, 38, 2]
+    assert tokenizer("你好，世界")["input_ids"] == [0, 6, 124084, 4, 3221, 2]
+    assert tokenizer("नमस्ते दुनिया")["input_ids"] == [0, 68700, 97883, 29405, 2]
+    assert tokenizer("مرحبا بالعالم")["input_ids"] == [0, 665, 193478, 258, 1705, 77796, 2]
+    assert tokenizer("Bonjour le monde")["input_ids"] == [0, 84602, 95, 11146, 2]
+
+
 def masakhaner_train(language: str) -> list[list[str]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the I- tags repaired in some files
