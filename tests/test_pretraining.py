@@ -157,3 +157,8 @@ def test_a_time_budget_stops_early_and_ends_its_schedule(tmp_path):
     records = log(tmp_path)
     assert 0 < summary["steps"] < 10_000 and summary["pretrain_time_s"] >= 1.2
     assert records[-1]["lr"] < max(r["lr"] for r in records)  # decayed over the time budget, not over 10,000 steps
+
+
+def test_words_keep_their_combining_marks():
+    # Yoruba tone marks written as combining characters (U+0300/U+0301), Devanagari vowel signs.
+    assert split_words("Ó ǹjẹ́ lọ sí Ọ̀yọ́. हिन्दी भाषा") == ["Ó", "ǹjẹ́", "lọ", "sí", "Ọ̀yọ́", ".", "हिन्दी", "भाषा"]
