@@ -76,21 +76,17 @@ class NerTask(Task):
         return example.tags
 
     def label_set(self, examples: list) -> list[str]:
-        return build_labels(examples, "ner")
+        return build_labels(examples, self.name)
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
-        return word_scores("ner", [self.gold(e) for e in examples], predicted)
+        return word_scores(self.name, [self.gold(e) for e in examples], predicted)
 
 
 class TaggingTask(NerTask):
+    """Word tags of any tag set: the NER task's reading and labels, scored by token accuracy."""
+
     name, unit, main_score = "tagging", "word", "accuracy"
     description = "any tag per word (e.g. POS); token accuracy"
-
-    def label_set(self, examples: list) -> list[str]:
-        return build_labels(examples, "tagging")
-
-    def score(self, examples: list, predicted: list[list[str]]) -> dict:
-        return word_scores("tagging", [self.gold(e) for e in examples], predicted)
 
 
 class CharTaggingTask(Task):
