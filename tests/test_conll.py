@@ -3,7 +3,8 @@
 import pytest
 
 from entangle.data.conll import DataFormatError, read_conll
-from entangle.data.labels import UnknownLabelError, build_labels, check_labels
+from entangle.data.labels import UnknownLabelError, build_labels
+from entangle.tasks import get_task
 from conftest import shared_data
 
 
@@ -77,7 +78,7 @@ def test_labels_unseen_in_training_are_listed(tmp_path):
     labels = build_labels(train, "ner")
     assert labels == ["O", "B-PER", "I-PER"]
     with pytest.raises(UnknownLabelError, match=r"3 label\(s\).*'B-MISC'.*dev.txt:3.*'B-ORG'.*dev.txt:1.*'I-MISC'"):
-        check_labels(dev, labels, "the dev set")
+        get_task("ner").check_labels(dev, labels, "the dev set")
 
 
 @pytest.mark.parametrize("relative, sentences", [

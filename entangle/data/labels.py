@@ -1,4 +1,4 @@
-"""The label set of a task, and the check that evaluation data uses no label training never saw."""
+"""The label set of the word-level tasks (the check of evaluation labels is ``Task.check_labels``)."""
 
 from __future__ import annotations
 
@@ -25,18 +25,3 @@ def build_labels(sentences: list[Sentence], task: str) -> list[str]:
     if task == "tagging":
         return sorted(tags)
     raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
-
-
-def check_labels(sentences: list[Sentence], labels: list[str], what: str) -> None:
-    """Raise with every unknown label and where it first occurs."""
-    known = set(labels)
-    unknown: dict[str, str] = {}
-    for sentence in sentences:
-        for tag in sentence.tags:
-            if tag not in known and tag not in unknown:
-                unknown[tag] = sentence.source
-    if unknown:
-        listed = ", ".join(f"{tag!r} (first in sentence at {where})" for tag, where in sorted(unknown.items()))
-        raise UnknownLabelError(
-            f"{what} has {len(unknown)} label(s) that are not in the training labels {labels}: {listed}"
-        )
