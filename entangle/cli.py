@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "converted once into the cache), any hub name with a fast tokenizer, or a directory")
     train.add_argument("-m", "--coattention-layers", type=int, help="co-attention modules per side; "
                        "0 = the backbones alone (default 2; 0 with --fusion charbert)")
+    train.add_argument("--coattention-width", type=int, help="width of the co-attention modules; both sides are "
+                       "projected to it (default: the subword encoder's width). Narrower is faster (benchmarks/RESULTS.md)")
+    train.add_argument("--coattention-heads", type=int, help="attention heads of the co-attention modules "
+                       "(default: the subword encoder's; must divide the width)")
+    train.add_argument("--coattention-ffn", type=int, help="feed-forward width of the co-attention modules "
+                       "(default: 4 x the co-attention width)")
     train.add_argument("--side", choices=("subword", "char", "both"),
                        help="which heads are trained; both = sum of the two losses (default both; subword with "
                        "--fusion charbert)")
@@ -256,7 +262,9 @@ def run_train(args: argparse.Namespace) -> None:
     tagger = Tagger.create(
         args.char, args.subword, labels, m=m, side=side, task=corpus.task, fusion=args.fusion,
         predict_side=args.predict_side,
-        **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords)) if v},
+        **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords),
+                             ("hidden_size", args.coattention_width), ("num_attention_heads", args.coattention_heads),
+                             ("intermediate_size", args.coattention_ffn)) if v},
     )
     options = dict(
         output_dir=args.output, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, new_lr=args.new_lr,

@@ -38,9 +38,12 @@ def data(tmp_path):
 def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     out = tmp_path / "run"
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
-          "-m", "1", "--epochs", "2", "--batch-size", "4", "--output", str(out)])
+          "-m", "1", "--epochs", "2", "--batch-size", "4", "--coattention-width", "24", "--coattention-heads", "4",
+          "--coattention-ffn", "40", "--output", str(out)])
     log = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in log] == [1, 2]
+    config = json.loads((out / "model" / "config.json").read_text())
+    assert (config["hidden_size"], config["num_attention_heads"], config["intermediate_size"]) == (24, 4, 40)
     assert set(log[0]["dev"]) == {"subword", "char"} and 0.0 <= log[0]["dev"]["subword"]["f1"] <= 1.0
     assert (out / "model" / "model.safetensors").is_file()
     card = (out / "model" / "README.md").read_text()
@@ -77,6 +80,9 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
 
 
 def test_bad_input_is_one_clear_error(tmp_path, encoders, data):
+    with pytest.raises(SystemExit, match=r"co-attention width \(30\) must be a multiple of its heads \(4\)"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              "--coattention-width", "30", "--coattention-heads", "4", "--output", str(tmp_path / "run")])
     (data / "dev.txt").write_text("Paris\tB-LOC\nis\tO\tO\n")
     with pytest.raises(SystemExit, match=r"dev.txt:2: expected 2 columns"):
         main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),

@@ -148,6 +148,9 @@ class EntangleConfig(PreTrainedConfig):
             self.num_attention_heads = getattr(reference, "num_attention_heads", 8)
         if self.intermediate_size is None:
             self.intermediate_size = 4 * self.hidden_size
+        if self.num_coattention_layers and self.hidden_size % self.num_attention_heads:
+            raise ConfigError(f"the co-attention width ({self.hidden_size}) must be a multiple of its heads "
+                              f"({self.num_attention_heads})")
         if self.fusion == "charbert":
             self._check_charbert()
 
