@@ -20,6 +20,7 @@ from .data.raw_text import NoTextError
 from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
+from .onnx_model import MissingExtraError
 from .pretraining import OBJECTIVES
 
 #: The options a training run was started with, kept in its output directory for --resume.
@@ -109,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
+
+    export = commands.add_parser("export-onnx", help="export a trained model to ONNX; predict and evaluate then "
+                                 "accept the output directory (run on ONNX Runtime)")
+    export.add_argument("model", help="a model directory (or a training output directory)")
+    export.add_argument("output", help="output directory: graphs, weights, config and tokenizer files")
 
     robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
     robustness.add_argument("models", nargs="+", help="model directories (or training output directories); "
@@ -314,6 +320,14 @@ def run_predict(args: argparse.Namespace) -> None:
         out.close()
 
 
+def run_export_onnx(args: argparse.Namespace) -> None:
+    from .onnx_model import export_onnx
+
+    output = export_onnx(_model_dir(args.model), args.output)
+    graphs = ", ".join(sorted(path.name for path in output.glob("*.onnx")))
+    print(f"{output}: {graphs} (checked against PyTorch); run with entangle predict/evaluate {output}", file=sys.stderr)
+
+
 def run_robustness(args: argparse.Namespace) -> None:
     from .predict import Tagger
     from .robustness import noise_curves, write_report
@@ -387,13 +401,13 @@ def main(argv: list[str] | None = None) -> None:
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
-    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
+    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict, "export-onnx": run_export_onnx,
                 "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
                 "bench": run_bench}
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
-            BenchRunError, FileNotFoundError) as err:
+            BenchRunError, FileNotFoundError, MissingExtraError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
 

@@ -17,6 +17,7 @@ from .data.raw_text import split_words
 from .data.labels import check_labels
 from .metrics import score
 from .modeling import EntangleForTokenClassification
+from .onnx_model import OnnxEntangleModel, is_onnx_dir
 
 @dataclass
 class TaggedSentence:
@@ -49,7 +50,12 @@ class Tagger:
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
-        model = EntangleForTokenClassification.from_pretrained(path)
+        """A saved model, or a directory written by :func:`~entangle.onnx_model.export_onnx` (then
+        run on ONNX Runtime)."""
+        if is_onnx_dir(path):
+            model = OnnxEntangleModel.from_pretrained(path)
+        else:
+            model = EntangleForTokenClassification.from_pretrained(path)
         tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
         return cls(model, tokenizer, **kwargs)
 
@@ -58,6 +64,8 @@ class Tagger:
         (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
         from .training import BEST_DIR, TrainingConfig, train as run_training
 
+        if not isinstance(self.model, torch.nn.Module):
+            raise TypeError("an ONNX model is for inference only; fine-tune the PyTorch model it was exported from")
         summary = run_training(self, train, dev, TrainingConfig(**options))
         best = Path(options["output_dir"]) / BEST_DIR
         if best.is_dir():
