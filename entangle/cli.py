@@ -20,11 +20,13 @@ from .data.raw_text import NoTextError
 from .data.labels import TASKS, UnknownLabelError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
-from .onnx_model import MissingExtraError
+from .onnx_model import MissingExtraError, is_onnx_dir
 from .pretraining import OBJECTIVES
 
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
+COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first, "
+                "then about 1.2-1.3x faster (benchmarks/RESULTS.md); for large inputs only")
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output", help="write the metrics as JSON here")
     evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
                           "side, as JSON here (for significance tests)")
+    evaluate.add_argument("--compile", action="store_true", help=COMPILE_HELP)
 
     predict = commands.add_parser("predict", help="tag new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
@@ -110,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument("--compile", action="store_true", help=COMPILE_HELP)
 
     export = commands.add_parser("export-onnx", help="export a trained model to ONNX; predict and evaluate then "
                                  "accept the output directory (run on ONNX Runtime)")
@@ -203,6 +207,16 @@ def _model_dir(path: str) -> Path:
     return directory / BEST_DIR if (directory / BEST_DIR / "config.json").is_file() else directory
 
 
+def _tagger(model: str, compile: bool = False, **kwargs):
+    """The model of a model directory, a training output directory or an ONNX export."""
+    from .predict import Tagger
+
+    directory = _model_dir(model)
+    if compile and is_onnx_dir(directory):
+        sys.exit(f"entangle: error: {directory} is an ONNX export; --compile applies to PyTorch models")
+    return Tagger.from_pretrained(directory, compile=compile, **kwargs)
+
+
 def _resumable(args: argparse.Namespace) -> argparse.Namespace:
     """Record a new run's options in its output directory; with ``--resume OUTPUT``, read them back."""
     if args.resume:
@@ -263,11 +277,10 @@ def run_evaluate(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
 
     from .metrics import format_report
-    from .predict import Tagger
 
     # Under `accelerate launch`, every process scores a share of the windows.
     accelerator = Accelerator()
-    tagger = Tagger.from_pretrained(_model_dir(args.model))
+    tagger = _tagger(args.model, compile=args.compile)
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,),
@@ -289,9 +302,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 def run_predict(args: argparse.Namespace) -> None:
     from .data.raw_text import split_words
-    from .predict import Tagger
 
-    tagger = Tagger.from_pretrained(_model_dir(args.model), batch_size=args.batch_size)
+    tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile)
     source = "/dev/stdin" if args.input == "-" else args.input
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise FileNotFoundError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")

@@ -28,13 +28,21 @@ class TaggedSentence:
 
 
 class Tagger:
-    """A trained model with its tokenizer and featurizer."""
+    """A trained model (PyTorch, or exported and run on ONNX Runtime) with its tokenizer and featurizer.
 
-    def __init__(self, model: EntangleForTokenClassification, tokenizer: PreTrainedTokenizerBase | None,
-                 batch_size: int = 32):
+    ``compile=True`` runs inference through ``torch.compile(model, dynamic=True)``: a minute or two
+    of compiling on first use, then faster (benchmarks/RESULTS.md); worth it for large inputs only.
+    """
+
+    def __init__(self, model: EntangleForTokenClassification | OnnxEntangleModel,
+                 tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False):
+        if compile and not isinstance(model, torch.nn.Module):
+            raise ValueError("compile applies to PyTorch models; an ONNX model is already compiled by ONNX Runtime")
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.compile = compile
+        self._compiled: torch.nn.Module | None = None
         self.featurizer = Featurizer.for_model(model.config, tokenizer)
         pad_id = tokenizer.pad_token_id if tokenizer is not None else None
         self.collator = Collator(pad_id)
@@ -125,9 +133,10 @@ class Tagger:
         was_training = self.model.training
         self.model.eval()
         device = self.model.device
+        forward = self._inference_forward()
         rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
-            result = self.model(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
+            result = forward(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
             probs = {side: getattr(result, f"{side}_logits").float().softmax(-1).cpu() for side in sides}  # (batch, n_words, n_labels)
             for row, window in enumerate(chunk):
                 first, last = window.own_start - window.start, window.own_end - window.start
@@ -135,6 +144,14 @@ class Tagger:
                              {side: probs[side][row, first:last] for side in sides}))
         self.model.train(was_training)
         return rows
+
+    def _inference_forward(self):
+        """The model, or with ``compile`` its compiled form (compiled again only if ``fit`` replaced the model)."""
+        if not self.compile:
+            return self.model
+        if self._compiled is None or self._compiled._orig_mod is not self.model:
+            self._compiled = torch.compile(self.model, dynamic=True)
+        return self._compiled
 
     def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
