@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,7 @@ def export_onnx(tagger: "Tagger | str | Path", output_dir: str | Path) -> Path:
                                     input_names=names, output_names=[f"{side}_logits" for side in sides],
                                     dynamic_shapes={"inputs": tuple(_dynamic_shapes(config, names))},
                                     dynamo=True, opset_version=23, verbose=False)
+    _check_dynamic(program.model.graph.inputs)
     program.save(output_dir / GRAPH, external_data=True)
     if len(sides) > 1:
         # The weights stay in WEIGHTS: the pruned graphs' initializers keep pointing into it.
@@ -131,20 +133,35 @@ def export_onnx(tagger: "Tagger | str | Path", output_dir: str | Path) -> Path:
     return output_dir
 
 
+def _check_dynamic(inputs: Iterable) -> None:  # onnx_ir values
+    """Refuse a graph whose inputs lost a dynamic axis: torch's exporter fixes an axis to the
+    example's size where the model's code specialises it (Hugging Face's CANINE does)."""
+    for value in inputs:
+        fixed = [(axis, dim) for axis, dim in enumerate(value.shape) if isinstance(dim, int)]
+        if fixed:
+            axis, size = fixed[0]
+            raise RuntimeError(f"torch's exporter fixed axis {axis} of {value.name} to {size}: the model's code "
+                               "specialises it (CANINE does), so its ONNX graph would only take that size")
+
+
 def _check(model: torch.nn.Module, exported: "OnnxEntangleModel", batches: list[dict[str, torch.Tensor]]) -> None:
     sides = model.config.trained_sides
     for side_set in [sides, *([(side,) for side in sides] if len(sides) > 1 else [])]:
         for batch in batches:
             with torch.inference_mode():
                 expected = model(**batch, sides=side_set)
-            got = exported(**batch, sides=side_set)
+            shape = tuple(batch[next(iter(batch))].shape)
+            try:
+                got = exported(**batch, sides=side_set)
+            except Exception as err:  # ONNX Runtime's errors have no common base class
+                raise RuntimeError(f"the exported graph for sides {side_set} fails on a batch of shape {shape}: "
+                                   f"{err}") from err
             for side in side_set:
                 a, b = getattr(expected, f"{side}_logits").cpu(), getattr(got, f"{side}_logits")
                 difference = (a - b).abs().max().item() if a.shape == b.shape else float("inf")
                 if not difference <= TOLERANCE:
                     raise RuntimeError(f"the exported graph for sides {side_set} differs from PyTorch on a batch of "
-                                       f"shape {tuple(batch[next(iter(batch))].shape)}: {side} logits {difference:.2e} "
-                                       f"apart (tolerance {TOLERANCE})")
+                                       f"shape {shape}: {side} logits {difference:.2e} apart (tolerance {TOLERANCE})")
 
 
 class OnnxEntangleModel:

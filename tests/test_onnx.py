@@ -121,3 +121,11 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
         s.labels for s in copied.tag(SENTENCES)]
     with pytest.raises(FileNotFoundError, match="not an exported model"):
         OnnxEntangleModel.from_pretrained(tmp_path / "model")
+
+
+def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):
+    """Hugging Face's CANINE specialises the character length under torch.export: a clear error, not a
+    graph that only takes the example's length."""
+    model, tokenizer = tiny_model(m=0, side="char", char="canine")
+    with pytest.raises(RuntimeError, match="fixed axis 1 of char_ids"):
+        export_onnx(Tagger(model, tokenizer), tmp_path)
