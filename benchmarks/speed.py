@@ -13,9 +13,18 @@ heads: speed does not depend on the weights' values.
 - scaling: one co-attention module (both sides) against the number of characters at 64
   subwords, and against the number of subwords at 256 characters;
 - levers, each beside its reference in the same run: predicting from one side (the other
-  side's last co-attention module is skipped), fused AdamW for training.
+  side's last co-attention module is skipped), fused AdamW for training;
+- back ends (``--part backends``): ``Tagger.probabilities`` from the subword side on WNUT-17 test
+  with PyTorch eager, ONNX Runtime (the model exported by ``entangle export-onnx``) and
+  ``torch.compile(dynamic=True)``, batch 32 and 1, entangle m=2 and the subword encoder alone;
+  one process per system and batch size holds the three and alternates their passes (so a change
+  in the machine's load hits all three alike); export and compile times are reported apart;
+- the paper's sizes (``--part paper-size``): random encoders of CANINE-s's and RoBERTa-base's
+  size (``CanineConfig()``, ``RobertaConfig()`` defaults) with m=2, inference on a few batches:
+  the time of the entanglement (projections, co-attention, heads) against the two encoders'.
 
-    python benchmarks/speed.py            # writes benchmarks/results/speed.json and the RESULTS section
+    python benchmarks/speed.py                  # every part; each writes its JSON and its RESULTS section
+    python benchmarks/speed.py --part backends  # one part: benchmarks/results/speed_backends.json
 """
 
 from __future__ import annotations
@@ -26,14 +35,20 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from results_md import replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS_JSON = ROOT / "benchmarks" / "results" / "speed.json"
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+RESULTS_JSON = RESULTS_DIR / "speed.json"
 SECTION = "speed"
+#: part -> (JSON file, RESULTS.md section)
+PARTS = {"grid": (RESULTS_JSON, SECTION), "backends": (RESULTS_DIR / "speed_backends.json", "speed-backends"),
+         "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size")}
+BACKENDS = ("eager", "onnx", "compile")
 LABELS = ["O", "B-X", "I-X"]
 #: name -> Tagger.create options
 SYSTEMS = {"char alone": dict(m=0, side="char"), "subword alone": dict(m=0, side="subword"),
@@ -156,10 +171,103 @@ def scale(chars: int, subwords: int) -> dict:
     return {"seconds": (time.perf_counter() - start) / 3}
 
 
+def export(system: str, directory: str) -> dict:
+    from entangle.onnx_model import export_onnx
+
+    model = tagger(system, 32)
+    start = time.perf_counter()
+    export_onnx(model, directory)
+    return {"export_s": time.perf_counter() - start}
+
+
+def backends(system: str, batch_size: int, n: int, onnx_dir: str, rounds: int = 3) -> dict:
+    """Subword-side probabilities (what ``entangle predict`` computes) on each back end, in one
+    process so that the passes can alternate (eager, onnx, compile, eager, ...): a change in the
+    machine's load then hits every back end alike. Each back end's first two batches are a warm-up
+    (``warmup_s``: for ``compile`` it includes compiling, with an empty compile cache); words/s is
+    the median of ``rounds`` passes."""
+    import os
+    import statistics
+
+    from entangle.predict import Tagger
+
+    cache = tempfile.TemporaryDirectory(prefix="inductor-")  # a cold compile, as a user's first; removed on return
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache.name
+    eager = tagger(system, batch_size)
+    compiled = Tagger(eager.model, eager.tokenizer, batch_size, compile=True)  # torch.compile(dynamic=True)
+    models = {"eager": eager, "onnx": Tagger.from_pretrained(onnx_dir, batch_size=batch_size), "compile": compiled}
+    sentences = test_words("wnut17", n)
+    words = sum(map(len, sentences))
+    results = {}
+    for name, model in models.items():
+        start = time.perf_counter()
+        model.probabilities(sentences[: 2 * batch_size], ("subword",))
+        results[name] = {"warmup_s": time.perf_counter() - start, "passes": []}
+    for _ in range(rounds):
+        for name, model in models.items():
+            start = time.perf_counter()
+            model.probabilities(sentences, ("subword",))
+            results[name]["passes"].append(words / (time.perf_counter() - start))
+    for row in results.values():
+        row["words_per_s"] = statistics.median(row["passes"])
+    return results
+
+
+def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
+    """Forward time of each encoder alone and of the whole m=2 model (both heads) on the same batches
+    (median of ``rounds`` passes)."""
+    import statistics
+
+    import torch
+    from transformers import CanineConfig, CanineModel, RobertaConfig, RobertaModel
+
+    from entangle.data.batching import inference_batches
+    from entangle.modeling import EntangleForTokenClassification
+    from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
+    from entangle.predict import Tagger
+
+    subword, tokenizer = load_subword_encoder("minilm")
+    if encoders == "embedded":
+        char = load_char_encoder("builtin")
+    else:
+        # The paper's sizes, random weights; MiniLM's WordPiece tokenizer stands in for RoBERTa's BPE
+        # (no download here): similar subwords per word.
+        char = CanineModel(CanineConfig())
+        subword = RobertaModel(RobertaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                                             max_position_embeddings=514))
+    model, tokenizer = EntangleForTokenClassification.from_encoders(char, subword, LABELS, tokenizer=tokenizer,
+                                                                    num_coattention_layers=2)
+    model.eval()
+    helper = Tagger(model, tokenizer, batch_size)
+    batches = [b for _, b in inference_batches(helper.featurizer.featurize(test_words("wnut17", n)), batch_size,
+                                               helper.collator)]
+    parts = {"char_s": lambda b: model.entangle.char_encoder(input_ids=b["char_ids"], attention_mask=b["char_mask"]),
+             "subword_s": lambda b: model.entangle.subword_encoder(input_ids=b["subword_ids"],
+                                                                   attention_mask=b["subword_mask"]),
+             "model_s": lambda b: model(**b)}
+    passes = {key: [] for key in parts}
+    with torch.inference_mode():
+        for run in parts.values():
+            run(batches[-1])  # warm-up on the shortest batch
+        for _ in range(rounds):  # alternating, so a change in the machine's load hits every part alike
+            for key, run in parts.items():
+                start = time.perf_counter()
+                for batch in batches:
+                    run(batch)
+                passes[key].append(time.perf_counter() - start)
+    times = {key: statistics.median(seconds) for key, seconds in passes.items()}
+    encoders_s = times["char_s"] + times["subword_s"]
+    return {**times, "passes": passes, "batches": len(batches),
+            "entanglement_share": (times["model_s"] - encoders_s) / encoders_s,
+            "parameters_m": sum(p.numel() for p in model.parameters()) / 1e6}
+
+
 def one(kind: str, arguments: list[str]) -> None:
     """Run one measurement in this process and print it as JSON with the process's peak memory."""
     functions = {"infer": lambda s, d, b, n: infer(s, d, int(b), int(n)), "train": lambda s, n: train(s, int(n)),
-                 "fixed": lambda n: fixed_padding(int(n)), "scale": lambda c, s: scale(int(c), int(s))}
+                 "fixed": lambda n: fixed_padding(int(n)), "scale": lambda c, s: scale(int(c), int(s)),
+                 "export": export, "backends": lambda s, b, n, d: backends(s, int(b), int(n), d),
+                 "paper": lambda e, b, n: paper_size(e, int(b), int(n))}
     result = functions[kind](*arguments)
     print(json.dumps({**result, "peak_mb": peak_mb()}))
 
@@ -174,19 +282,40 @@ def measure(kind: str, *arguments) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", nargs="+", choices=list(PARTS), default=list(PARTS),
+                        help="which measurements to run (default: all); each part rewrites only its own results")
     parser.add_argument("--sentences", type=int, default=256, help="test sentences per inference measurement")
     parser.add_argument("--train-steps", type=int, default=20)
     parser.add_argument("--fixed-sentences", type=int, default=128, help="WNUT-17 test sentences for the fixed-padding comparison")
+    parser.add_argument("--backend-sentences", type=int, nargs=2, default=(128, 32), metavar=("BATCH32", "BATCH1"),
+                        help="WNUT-17 test sentences per back-end pass at batch 32 and at batch 1")
+    parser.add_argument("--paper-sentences", type=int, default=64, help="WNUT-17 test sentences for the paper-size part")
     parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         return one(args.one[0], args.one[1:])
     import torch
 
-    results = {"machine": {"cores": len(__import__("os").sched_getaffinity(0)), "threads": torch.get_num_threads(),
-                           "torch": torch.__version__, "python": platform.python_version(), "cpu": platform.processor()},
-               "command": "python benchmarks/speed.py " + " ".join(sys.argv[1:]),
-               "inference": [], "training": [], "scaling": []}
+    machine = {"cores": len(__import__("os").sched_getaffinity(0)), "threads": torch.get_num_threads(),
+               "torch": torch.__version__, "python": platform.python_version(), "cpu": platform.processor()}
+    command = "python benchmarks/speed.py " + " ".join(sys.argv[1:])
+    for part in args.part:
+        results = {"machine": machine, "command": command}
+        if part == "grid":
+            results.update(measure_grid(args))
+        elif part == "backends":
+            results["backends"] = measure_backends(args)
+        else:
+            results["paper_size"] = [{"encoders": encoders, "batch": 32, **measure("paper", encoders, 32, args.paper_sentences)}
+                                     for encoders in ("embedded", "paper")]
+        path, section = PARTS[part]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2))
+        {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section}[part](results)
+
+
+def measure_grid(args: argparse.Namespace) -> dict:
+    results = {"inference": [], "training": [], "scaling": []}
     for dataset in ("wnut17", "conll2003"):
         for batch in (1, 32):
             for system in [*SYSTEMS, "entangle m=2, subword side only"]:
@@ -199,9 +328,20 @@ def main() -> None:
         results["scaling"].append({"chars": chars, "subwords": 64, **measure("scale", chars, 64)})
     for subwords in (64, 128, 256, 512, 1024, 2048):
         results["scaling"].append({"chars": 256, "subwords": subwords, **measure("scale", 256, subwords)})
-    RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS_JSON.write_text(json.dumps(results, indent=2))
-    write_section(results)
+    return results
+
+
+def measure_backends(args: argparse.Namespace) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as root:
+        for system in ("entangle m=2", "subword alone"):
+            directory = str(Path(root) / system.replace(" ", "-"))
+            exported = measure("export", system, directory)
+            for batch, n in zip((32, 1), args.backend_sentences):
+                measured = measure("backends", system, batch, n, directory) if "error" not in exported else exported
+                rows.append({"system": system, "batch": batch, "sentences": n, "export_s": exported.get("export_s"),
+                             **measured})
+    return rows
 
 
 def _cell(row: dict, key: str, fmt: str) -> str:
@@ -249,6 +389,46 @@ def write_section(results: dict) -> None:
     replace_section(SECTION, f"Machine: {machine['cores']} cores, {machine['threads']} torch threads, torch "
                     f"{machine['torch']}, Python {machine['python']}. Produced by `{results['command'].strip()}`.\n\n"
                     + "\n".join(lines), heading="## Performance (issue #7)")
+
+
+def _machine_line(results: dict) -> str:
+    machine = results["machine"]
+    return (f"Machine: {machine['cores']} cores (shared with other jobs), {machine['threads']} torch thread(s) "
+            f"(ONNX Runtime: as many), torch {machine['torch']}, Python {machine['python']}. Produced by "
+            f"`{results['command'].strip()}`.")
+
+
+def write_backends_section(results: dict) -> None:
+    lines = ["| system (subword side) | batch | eager words/s | ONNX Runtime words/s | torch.compile words/s | "
+             "ONNX vs eager | compile vs eager | compile warm-up | peak memory (all three) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in results["backends"]:
+        if "eager" not in row:
+            lines.append(f"| {row['system']} | {row['batch']} | failed: {row.get('error', '?')} | | | | | | |")
+            continue
+        speed = {name: row[name]["words_per_s"] for name in BACKENDS}
+        lines.append(f"| {row['system']} | {row['batch']} | {speed['eager']:.0f} | {speed['onnx']:.0f} | "
+                     f"{speed['compile']:.0f} | {speed['onnx'] / speed['eager']:.2f}× | "
+                     f"{speed['compile'] / speed['eager']:.2f}× | {row['compile']['warmup_s']:.0f} s | "
+                     f"{row['peak_mb']:.0f} MB |")
+    exports = {r["system"]: r["export_s"] for r in results["backends"] if r.get("export_s") is not None}
+    if exports:
+        lines += ["", "ONNX export (`entangle export-onnx`, its self-check included): "
+                  + ", ".join(f"{system} {seconds:.0f} s" for system, seconds in exports.items()) + "."]
+    replace_section("speed-backends", _machine_line(results) + "\n\n" + "\n".join(lines))
+
+
+def write_paper_section(results: dict) -> None:
+    names = {"embedded": "built-in + MiniLM (embedded defaults)", "paper": "CANINE-s-sized + RoBERTa-base-sized"}
+    lines = ["| encoders (random weights), m=2, both heads | parameters | batches of 32 | character encoder | "
+             "subword encoder | whole model | entanglement / (char + subword) |", "|---|---|---|---|---|---|---|"]
+    for row in results["paper_size"]:
+        share = f"{100 * row['entanglement_share']:.0f}%" if "entanglement_share" in row else ""
+        lines.append(f"| {names[row['encoders']]} | {_cell(row, 'parameters_m', '.0f')} M | {row.get('batches', '')} | "
+                     f"{_cell(row, 'char_s', '.2f')} s | {_cell(row, 'subword_s', '.2f')} s | "
+                     f"{_cell(row, 'model_s', '.2f')} s | {share} |")
+    replace_section("speed-paper-size", _machine_line(results) + "\n\n" + "\n".join(lines))
+
 
 if __name__ == "__main__":
     main()

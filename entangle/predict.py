@@ -15,6 +15,7 @@ from .data.batching import Collator, inference_batches
 from .data.features import Featurizer, Window
 from .data.raw_text import split_words
 from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification
+from .onnx_model import OnnxEntangleModel, is_onnx_dir
 from .tasks import Task, get_task, split_by_words
 
 @dataclass
@@ -48,14 +49,21 @@ def model_class(task: str) -> type:
 
 
 class Tagger:
-    """A trained model with its tokenizer and featurizer."""
+    """A trained model (PyTorch, or exported and run on ONNX Runtime) with its tokenizer and featurizer.
 
-    def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification,
-                 tokenizer: PreTrainedTokenizerBase | None,
-                 batch_size: int = 32):
+    ``compile=True`` runs inference through ``torch.compile(model, dynamic=True)``: a minute or two
+    of compiling on first use, then faster (benchmarks/RESULTS.md); worth it for large inputs only.
+    """
+
+    def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification | OnnxEntangleModel,
+                 tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False):
+        if compile and not isinstance(model, torch.nn.Module):
+            raise ValueError("compile applies to PyTorch models; an ONNX model is already compiled by ONNX Runtime")
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.compile = compile
+        self._compiled: torch.nn.Module | None = None
         self.featurizer = Featurizer.for_model(model.config, tokenizer)
         pad_id = tokenizer.pad_token_id if tokenizer is not None else None
         self.collator = Collator(pad_id)
@@ -72,7 +80,12 @@ class Tagger:
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
-        model = model_class(EntangleConfig.from_pretrained(path).task).from_pretrained(path)
+        """A saved model, or a directory written by :func:`~entangle.onnx_model.export_onnx` (then
+        run on ONNX Runtime)."""
+        if is_onnx_dir(path):
+            model = OnnxEntangleModel.from_pretrained(path)
+        else:
+            model = model_class(EntangleConfig.from_pretrained(path).task).from_pretrained(path)
         tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
         return cls(model, tokenizer, **kwargs)
 
@@ -86,6 +99,8 @@ class Tagger:
         (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
         from .training import BEST_DIR, TrainingConfig, train as run_training
 
+        if not isinstance(self.model, torch.nn.Module):
+            raise TypeError("an ONNX model is for inference only; fine-tune the PyTorch model it was exported from")
         summary = run_training(self, train, dev, TrainingConfig(**options))
         best = Path(options["output_dir"]) / BEST_DIR
         if best.is_dir():
@@ -154,9 +169,10 @@ class Tagger:
         was_training = self.model.training
         self.model.eval()
         device = self.model.device
+        forward = self._inference_forward()
         rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
-            result = self.model(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
+            result = forward(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
             probs = {}
             for side in sides:
                 logits = getattr(result, f"{side}_logits").float()
@@ -167,6 +183,14 @@ class Tagger:
                              {side: probs[side][row, first:last] for side in sides}))
         self.model.train(was_training)
         return rows
+
+    def _inference_forward(self):
+        """The model, or with ``compile`` its compiled form (compiled again only if ``fit`` replaced the model)."""
+        if not self.compile:
+            return self.model
+        if self._compiled is None or self._compiled._orig_mod is not self.model:
+            self._compiled = torch.compile(self.model, dynamic=True)
+        return self._compiled
 
     def _side(self, side: str | None, unit: str) -> str:
         side = side or self.model.config.predict_side

@@ -148,6 +148,21 @@ def test_builtin_char_encoder_round_trips_as_a_standalone_model(tmp_path):
     assert torch.equal(encoder(ids).last_hidden_state, loaded(ids).last_hidden_state)
 
 
+@pytest.mark.parametrize("layers", [1, 2])
+def test_builtin_char_encoder_equals_a_packed_bilstm(layers):
+    """Running each direction over the sentence's own length (exportable) gives what packing gives."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    encoder = CharEncoderModel(CharEncoderConfig(hidden_size=16, embedding_size=8, num_hash_buckets=64,
+                                                 num_hidden_layers=layers)).eval()
+    lengths = torch.tensor([9, 3, 1, 6])
+    mask = (torch.arange(9) < lengths[:, None]).long()
+    ids = torch.randint(1, 5000, (4, 9)) * mask
+    packed = pack_padded_sequence(encoder.embed(ids), lengths, batch_first=True, enforce_sorted=False)
+    expected, _ = pad_packed_sequence(encoder.lstm(packed)[0], batch_first=True, total_length=9)
+    assert torch.allclose(encoder(ids, mask).last_hidden_state, expected, atol=1e-6)
+
+
 def test_config_rejects_inconsistent_sides():
     with pytest.raises(ValueError, match="predict_side"):
         EntangleConfig(subword_config={"model_type": "bert"}, char_config={"model_type": "entangle-char"},

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 from huggingface_hub.dataclasses import strict
+import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
@@ -113,10 +113,30 @@ class CharEncoderModel(PreTrainedModel):
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         x = self.dropout(self.embed(input_ids))  # (batch, n_chars, embedding)
-        # Packing keeps padding out of the backward direction, so a sentence's states do not
-        # depend on how long the other sentences in its batch are.
-        lengths = attention_mask.sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        states, _ = pad_packed_sequence(out, batch_first=True, total_length=input_ids.shape[1])
-        return BaseModelOutput(last_hidden_state=states)  # (batch, n_chars, hidden)
+        # Each direction runs forward over the sentence (the backward one over its characters
+        # reversed within the sentence's length), so padding comes after every real character in
+        # both: a sentence's states do not depend on the other sentences in its batch. Unlike
+        # packing, this exports to ONNX; the weights are nn.LSTM's, so checkpoints are unchanged.
+        lengths = attention_mask.sum(dim=1, keepdim=True).clamp(min=1)  # (batch, 1)
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        reverse = torch.where(positions < lengths, lengths - 1 - positions, positions)  # (batch, n_chars)
+        for layer in range(self.config.num_hidden_layers):
+            if layer:
+                x = F.dropout(x, self.lstm.dropout, self.training)
+            forward = self._direction(x, layer, "")
+            backward = _take(self._direction(_take(x, reverse), layer, "_reverse"), reverse)
+            x = torch.cat([forward, backward], dim=-1)  # (batch, n_chars, hidden)
+        states = x.masked_fill(positions.unsqueeze(-1) >= lengths.unsqueeze(-1), 0.0)  # padding rows zero, as packing gave
+        return BaseModelOutput(last_hidden_state=states)
+
+    def _direction(self, x: torch.Tensor, layer: int, suffix: str) -> torch.Tensor:
+        """One direction of one layer of ``self.lstm``, run left to right."""
+        weights = [getattr(self.lstm, f"{name}_l{layer}{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        state = x.new_zeros(1, x.shape[0], self.lstm.hidden_size)
+        out, _, _ = torch.lstm(x, (state, state), weights, True, 1, 0.0, self.training, False, True)
+        return out  # (batch, n_chars, hidden / 2)
+
+
+def _take(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``x`` (batch, n, dim) reordered along ``n`` by ``index`` (batch, n)."""
+    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))

@@ -50,7 +50,9 @@ class TransformerBlock(nn.Module):
         batch, length, width = x.shape
         q = self._heads(self.query(x))  # (batch, heads, n_q, head_dim)
         k, v = (self._heads(t) for t in self.key_value(context).chunk(2, dim=-1))  # (batch, heads, n_kv, head_dim)
-        mask = context_mask[:, None, None, :].bool()  # (batch, 1, 1, n_kv), broadcast over heads and queries
+        # (batch, 1, n_q, n_kv), broadcast over heads. The query axis is a view in PyTorch but must be
+        # spelled out for ONNX Runtime's Attention kernel.
+        mask = context_mask[:, None, None, :].bool().expand(-1, -1, length, -1)
         attended = F.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
         )

@@ -1,0 +1,153 @@
+"""ONNX export: the exported graphs give PyTorch's logits and labels (each side, windows, padding, CLI)."""
+
+import json
+
+import pytest
+import torch
+
+pytest.importorskip("onnxruntime", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
+pytest.importorskip("onnxscript", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
+
+from entangle.cli import main  # noqa: E402
+from entangle.onnx_model import GRAPH, WEIGHTS, OnnxEntangleModel, export_onnx, side_graph  # noqa: E402
+from entangle.predict import Tagger  # noqa: E402
+from tiny import tiny_model  # noqa: E402
+
+SENTENCES = [
+    ["Empire", "State", "Building", "is", "in", "New", "York"],
+    ["lol"],
+    ["Naïve", "café", "owners", "in", "São", "Paulo", "love", "crème", "brûlée", "😀", "#blessed"],
+    ["@paulwalk", "it's", "the", "view"],
+]
+#: Longer than the tiny BERT's 64 positions and the character encoder's 2048: cut into several windows.
+LONG = "The quick brown fox jumps over the lazy dog in New York City".split() * 36
+CONFIGS = {"m0-subword": dict(m=0, side="subword"), "m0-char": dict(m=0, side="char"), "m2-both": dict(m=2, side="both")}
+
+
+@pytest.fixture(scope="module", params=list(CONFIGS))
+def exported(request, tmp_path_factory):
+    """(PyTorch tagger, ONNX tagger, export directory) for one configuration."""
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(**CONFIGS[request.param])
+    torch_tagger = Tagger(model, tokenizer, batch_size=3)
+    path = export_onnx(torch_tagger, tmp_path_factory.mktemp(request.param))
+    return torch_tagger, Tagger.from_pretrained(path, batch_size=3), path
+
+
+def side_sets(config):
+    sides = config.trained_sides
+    return [sides] + ([(side,) for side in sides] if len(sides) > 1 else [])
+
+
+def test_logits_match_pytorch_on_a_batch_of_different_lengths(exported):
+    torch_tagger, onnx_tagger, _ = exported
+    assert isinstance(onnx_tagger.model, OnnxEntangleModel)
+    batch = torch_tagger.collator(torch_tagger.featurizer.featurize(SENTENCES))
+    for sides in side_sets(torch_tagger.model.config):
+        with torch.inference_mode():
+            expected = torch_tagger.model(**batch, sides=sides)
+        got = onnx_tagger.model(**batch, sides=sides)
+        for side in ("subword", "char"):
+            a, b = getattr(expected, f"{side}_logits"), getattr(got, f"{side}_logits")
+            assert (a is None) == (b is None) == (side not in sides)
+            if a is not None:
+                assert a.shape == b.shape and torch.allclose(a, b, atol=1e-4), (sides, side, (a - b).abs().max())
+
+
+@pytest.mark.parametrize("sentences", [SENTENCES, [LONG, *SENTENCES]], ids=["short", "with-long"])
+def test_labels_are_identical(exported, sentences):
+    torch_tagger, onnx_tagger, _ = exported
+    assert len(torch_tagger.featurizer.featurize([LONG])) > 1
+    for side in torch_tagger.model.config.trained_sides:
+        expected, got = torch_tagger.tag(sentences, side), onnx_tagger.tag(sentences, side)
+        assert [s.labels for s in got] == [s.labels for s in expected]
+        for a, b in zip(expected, got):
+            assert torch.allclose(torch.tensor(a.probabilities), torch.tensor(b.probabilities), atol=1e-4)
+
+
+def test_exported_graphs_are_padding_invariant(exported):
+    _, onnx_tagger, _ = exported
+    alone = onnx_tagger.collator(onnx_tagger.featurizer.featurize(SENTENCES[1:2]))
+    padded = onnx_tagger.collator(onnx_tagger.featurizer.featurize([SENTENCES[2], SENTENCES[1]]))
+    for side in onnx_tagger.model.config.trained_sides:
+        a = getattr(onnx_tagger.model(**alone, sides=(side,)), f"{side}_logits")[0, :1]
+        b = getattr(onnx_tagger.model(**padded, sides=(side,)), f"{side}_logits")[1, :1]
+        assert torch.allclose(a, b, atol=1e-5), (side, (a - b).abs().max())
+
+
+def test_directory_is_self_contained_with_one_weights_file(exported):
+    import onnx
+
+    torch_tagger, _, path = exported
+    names = {p.name for p in path.iterdir()}
+    assert {"config.json", GRAPH, WEIGHTS} <= names and [p for p in names if p.endswith(".data")] == [WEIGHTS]
+    if torch_tagger.model.config.uses_subword:
+        assert "tokenizer.json" in names
+    if torch_tagger.model.config.side == "both":
+        full = len(onnx.load(path / GRAPH, load_external_data=False).graph.node)
+        for side in ("subword", "char"):
+            # The other side's last co-attention module and head are pruned away.
+            assert len(onnx.load(path / side_graph(side), load_external_data=False).graph.node) < full
+    else:
+        assert not any(side_graph(side) in names for side in ("subword", "char"))
+
+
+def test_an_onnx_model_is_for_inference_only(exported):
+    _, onnx_tagger, _ = exported
+    with pytest.raises(TypeError, match="inference only"):
+        onnx_tagger.fit([], output_dir="unused")
+
+
+def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
+    model, tokenizer = tiny_model(m=0, side="char")
+    Tagger(model, tokenizer).save_pretrained(tmp_path / "model")
+    main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "onnx")])
+    assert (tmp_path / "onnx" / GRAPH).is_file()
+    data = tmp_path / "data.conll"
+    data.write_text("Paris\tB-LOC\nis\tO\nnice\tO\n\nAnna\tB-PER\nsings\tO\n")
+    results = {}
+    for name in ("model", "onnx"):
+        main(["predict", str(tmp_path / name), "--input", str(data), "--input-format", "conll",
+              "--output-format", "jsonl", "--output", str(tmp_path / f"{name}.jsonl")])
+        main(["evaluate", str(tmp_path / name), "--data", str(data), "--output", str(tmp_path / f"{name}.json")])
+        results[name] = json.loads((tmp_path / f"{name}.json").read_text())["results"]
+    predicted = {name: [json.loads(line) for line in (tmp_path / f"{name}.jsonl").read_text().splitlines()]
+                 for name in ("model", "onnx")}
+    assert [r["labels"] for r in predicted["onnx"]] == [r["labels"] for r in predicted["model"]]
+    assert results["onnx"] == results["model"]
+    copied = Tagger.from_pretrained(tmp_path / "onnx")
+    copied.save_pretrained(tmp_path / "copy")
+    assert [s.labels for s in Tagger.from_pretrained(tmp_path / "copy").tag(SENTENCES)] == [
+        s.labels for s in copied.tag(SENTENCES)]
+    with pytest.raises(FileNotFoundError, match="not an exported model"):
+        OnnxEntangleModel.from_pretrained(tmp_path / "model")
+
+
+def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):
+    """Hugging Face's CANINE specialises the character length under torch.export: a clear error, not a
+    graph that only takes the example's length."""
+    model, tokenizer = tiny_model(m=0, side="char", char="canine")
+    with pytest.raises(RuntimeError, match="fixed axis 1 of char_ids"):
+        export_onnx(Tagger(model, tokenizer), tmp_path)
+
+
+@pytest.mark.parametrize("task, labels, side", [("classification", ["joy", "anger", "sadness"], "both"),
+                                                ("char-tagging", ["ES", "WIX", "MIXED"], "char")])
+def test_other_tasks_export_with_the_same_predictions(tmp_path, task, labels, side):
+    """A text classifier (no unit positions: it reads the first position) and a character tagger
+    (a position per character) export too and predict what PyTorch predicts."""
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=1, side=side, labels=labels, task=task)
+    torch_tagger = Tagger(model, tokenizer, batch_size=3)
+    onnx_tagger = Tagger.from_pretrained(export_onnx(torch_tagger, tmp_path / task), batch_size=3)
+    sides = model.config.trained_sides
+    expected, got = torch_tagger.probabilities(SENTENCES, sides), onnx_tagger.probabilities(SENTENCES, sides)
+    for side_name in sides:
+        for a, b in zip(expected[side_name], got[side_name]):
+            assert a.shape == b.shape and torch.allclose(a, b, atol=1e-4)
+
+
+def test_charbert_fusion_is_refused(tmp_path):
+    model, tokenizer = tiny_model(m=0, side="subword", fusion="charbert")
+    with pytest.raises(ValueError, match="fusion='charbert'"):
+        export_onnx(Tagger(model, tokenizer), tmp_path / "charbert")
