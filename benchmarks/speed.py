@@ -47,9 +47,12 @@ RESULTS_JSON = RESULTS_DIR / "speed.json"
 SECTION = "speed"
 #: part -> (JSON file, RESULTS.md section)
 PARTS = {"grid": (RESULTS_JSON, SECTION), "backends": (RESULTS_DIR / "speed_backends.json", "speed-backends"),
-         "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size")}
+         "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size"),
+         "width": (RESULTS_DIR / "speed_width.json", "speed-width")}
 BACKENDS = ("eager", "onnx", "compile")
 LABELS = ["O", "B-X", "I-X"]
+#: (co-attention width, heads) for ``--part width``; 384 with 12 heads is the default (MiniLM's)
+WIDTHS = [(384, 12), (192, 6), (128, 4), (64, 4)]
 #: name -> Tagger.create options
 SYSTEMS = {"char alone": dict(m=0, side="char"), "subword alone": dict(m=0, side="subword"),
            "entangle m=1": dict(m=1, side="both"), "entangle m=2": dict(m=2, side="both"),
@@ -262,12 +265,88 @@ def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
             "parameters_m": sum(p.numel() for p in model.parameters()) / 1e6}
 
 
+def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
+    """The co-attention width lever: inference (batch 32, WNUT-17 test, subword-side prediction as
+    ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads) of each encoder
+    alone and of m=2 at each width in ``WIDTHS``, all in this process on the same batches,
+    alternating over ``rounds`` (median), so the ratios are side by side."""
+    import copy
+    import statistics
+
+    import torch
+
+    from entangle.data.batching import inference_batches
+    from entangle.data.corpus import load_corpus
+    from entangle.modeling import EntangleForTokenClassification
+    from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
+    from entangle.predict import Tagger
+    from entangle.training import parameter_groups
+
+    corpus = load_corpus("wnut17", splits=("train",))
+    label_ids = {label: i for i, label in enumerate(corpus.labels)}
+    char, (subword, tokenizer) = load_char_encoder("builtin"), load_subword_encoder("minilm")
+    systems = {"char alone": dict(num_coattention_layers=0, side="char"),
+               "subword alone": dict(num_coattention_layers=0, side="subword"),
+               **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
+                                                   num_attention_heads=h) for w, h in WIDTHS}}
+    models = {name: EntangleForTokenClassification.from_encoders(copy.deepcopy(char), copy.deepcopy(subword),
+                                                                 corpus.labels, tokenizer=tokenizer, **options)[0]
+              for name, options in systems.items()}
+    helper = Tagger(models["entangle m=2, width 384"], tokenizer, 32)
+    test = test_words("wnut17", n)
+    infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(test), 32, helper.collator)]
+    train = corpus.split("train")[: 16 * steps]
+    windows = helper.featurizer.featurize([s.words for s in train], [[label_ids[t] for t in s.tags] for s in train])
+    train_batches = [helper.collator(windows[i:i + 16]) for i in range(0, len(windows), 16)][:steps]
+
+    def sides(name: str) -> tuple[str, ...]:
+        return ("char",) if name == "char alone" else ("subword",)
+
+    def infer_pass(name: str) -> None:
+        with torch.inference_mode():
+            for batch in infer_batches:
+                models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides(name))
+
+    optimizers = {name: torch.optim.AdamW(parameter_groups(model, 5e-5, 5e-4, 0.01)) for name, model in models.items()}
+
+    def train_pass(name: str) -> None:
+        model = models[name].train()
+        for batch in train_batches:
+            model(**batch).loss.backward()
+            optimizers[name].step()
+            optimizers[name].zero_grad()
+        model.eval()
+
+    timings = {name: {"infer": [], "train": []} for name in models}
+    for name in models:  # warm-up
+        infer_pass(name)
+    for _ in range(rounds):
+        for name in models:
+            for kind, run in (("infer", infer_pass), ("train", train_pass)):
+                start = time.perf_counter()
+                run(name)
+                timings[name][kind].append(time.perf_counter() - start)
+    words = sum(map(len, test))
+    rows = {}
+    for name, passes in timings.items():
+        infer_s, train_s = statistics.median(passes["infer"]), statistics.median(passes["train"])
+        rows[name] = {"infer_s": infer_s, "train_s": train_s, "words_per_s": words / infer_s,
+                      "steps_per_s": len(train_batches) / train_s, "passes": passes,
+                      "parameters_m": sum(p.numel() for p in models[name].parameters()) / 1e6}
+    floor = {kind: rows["char alone"][kind] + rows["subword alone"][kind] for kind in ("infer_s", "train_s")}
+    for row in rows.values():
+        row["infer_overhead"] = row["infer_s"] / floor["infer_s"] - 1
+        row["train_overhead"] = row["train_s"] / floor["train_s"] - 1
+    return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches)}
+
+
 def one(kind: str, arguments: list[str]) -> None:
     """Run one measurement in this process and print it as JSON with the process's peak memory."""
     functions = {"infer": lambda s, d, b, n: infer(s, d, int(b), int(n)), "train": lambda s, n: train(s, int(n)),
                  "fixed": lambda n: fixed_padding(int(n)), "scale": lambda c, s: scale(int(c), int(s)),
                  "export": export, "backends": lambda s, b, n, d: backends(s, int(b), int(n), d),
-                 "paper": lambda e, b, n: paper_size(e, int(b), int(n))}
+                 "paper": lambda e, b, n: paper_size(e, int(b), int(n)),
+                 "width": lambda n, steps: width_cost(int(n), int(steps))}
     result = functions[kind](*arguments)
     print(json.dumps({**result, "peak_mb": peak_mb()}))
 
@@ -290,6 +369,8 @@ def main() -> None:
     parser.add_argument("--backend-sentences", type=int, nargs=2, default=(128, 32), metavar=("BATCH32", "BATCH1"),
                         help="WNUT-17 test sentences per back-end pass at batch 32 and at batch 1")
     parser.add_argument("--paper-sentences", type=int, default=64, help="WNUT-17 test sentences for the paper-size part")
+    parser.add_argument("--width-sentences", type=int, default=128, help="WNUT-17 test sentences for the width part")
+    parser.add_argument("--width-steps", type=int, default=8, help="training steps (batch 16) per pass in the width part")
     parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -305,13 +386,16 @@ def main() -> None:
             results.update(measure_grid(args))
         elif part == "backends":
             results["backends"] = measure_backends(args)
+        elif part == "width":
+            results["width"] = measure("width", args.width_sentences, args.width_steps)
         else:
             results["paper_size"] = [{"encoders": encoders, "batch": 32, **measure("paper", encoders, 32, args.paper_sentences)}
                                      for encoders in ("embedded", "paper")]
         path, section = PARTS[part]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2))
-        {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section}[part](results)
+        {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section,
+         "width": write_width_section}[part](results)
 
 
 def measure_grid(args: argparse.Namespace) -> dict:
@@ -428,6 +512,25 @@ def write_paper_section(results: dict) -> None:
                      f"{_cell(row, 'char_s', '.2f')} s | {_cell(row, 'subword_s', '.2f')} s | "
                      f"{_cell(row, 'model_s', '.2f')} s | {share} |")
     replace_section("speed-paper-size", _machine_line(results) + "\n\n" + "\n".join(lines))
+
+
+
+def write_width_section(results: dict) -> None:
+    width = results["width"]
+    if "systems" not in width:
+        replace_section("speed-width", _machine_line(results) + f"\n\nfailed: {width.get('error', '?')}")
+        return
+    lines = ["| system | parameters | inference words/s (batch 32) | inference overhead vs char + subword alone | "
+             "training steps/s (batch 16) | step overhead vs char + subword alone |", "|---|---|---|---|---|---|"]
+    for name, row in width["systems"].items():
+        infer, train = ("", "") if name.endswith("alone") else (
+            f"{100 * row['infer_overhead']:+.0f}%", f"{100 * row['train_overhead']:+.0f}%")
+        lines.append(f"| {name} | {row['parameters_m']:.1f} M | {row['words_per_s']:.0f} | {infer} | "
+                     f"{row['steps_per_s']:.2f} | {train} |")
+    lines += ["", f"{width['sentences']} WNUT-17 test sentences ({width['words']} words) per inference pass, "
+              f"{width['train_steps']} training batches per training pass; median of 3 alternating passes; peak "
+              f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB."]
+    replace_section("speed-width", _machine_line(results) + "\n\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":

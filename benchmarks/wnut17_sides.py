@@ -37,6 +37,9 @@ SYSTEMS = {
     "entangle m=1": (["-m", "1", "--side", "both"], ["subword", "char"]),
     "entangle m=2": (["-m", "2", "--side", "both"], ["subword", "char"]),
     "char-alone (m=0)": (["-m", "0", "--side", "char"], ["char"]),
+    # The speed lever of issue #7: a co-attention a third of MiniLM's width (benchmarks/speed.py --part width).
+    "entangle m=2, width 128": (["-m", "2", "--side", "both", "--coattention-width", "128", "--coattention-heads", "4"],
+                                ["subword", "char"]),
     # Same fine-tuning as "entangle m=1" (the character encoder at --new-lr's rate): only its start differs.
     **{f"entangle m=1, char pretrained ({name})": (["-m", "1", "--side", "both", "--char", f"{PRETRAIN_DIR}/{name}",
                                                     "--char-lr", "5e-4"], ["subword", "char"]) for name in PRETRAINED_CHAR},
