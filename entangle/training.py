@@ -43,6 +43,9 @@ class TrainingConfig:
     lr: float = 5e-5
     new_lr: float = 5e-4
     char_lr: float | None = None  # the character encoder's own rate (default: lr if pretrained, else new_lr)
+    # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
+    # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
+    freeze_subword_embeddings: bool = False
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
@@ -79,6 +82,13 @@ def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_
         {"params": params, "lr": rates[kind], "weight_decay": weight_decay if decay else 0.0}
         for (kind, decay), params in sorted(groups.items())
     ]
+
+
+def freeze_subword_embeddings(model) -> None:
+    """Keep the subword encoder's input (word piece) embeddings fixed: no gradient, no optimizer state."""
+    encoder = model.entangle.subword_encoder
+    if encoder is not None:
+        encoder.get_input_embeddings().weight.requires_grad_(False)
 
 
 def peak_memory_mb() -> float:
@@ -163,6 +173,8 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     )
     generator = torch.Generator().manual_seed(config.seed)
     loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
+    if config.freeze_subword_embeddings:
+        freeze_subword_embeddings(model)
     optimizer = torch.optim.AdamW(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
