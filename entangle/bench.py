@@ -2,15 +2,18 @@
 
 A grid of datasets x systems x seeds, every system trained with the same budget through the
 same ``entangle train`` code path. Each finished run leaves ``result.json`` (metrics, options,
-seed, versions, wall time, peak memory) in its own directory, so rerunning skips it; a run that
-was interrupted continues from its checkpoint. From the results: one Markdown table per dataset
+seed, versions, wall time, peak memory) and its test predictions in its own directory under
+``results``, so rerunning skips it; a run that was interrupted continues from its checkpoint in
+``output``. ``results`` holds only small files, apart from the models and checkpoints, so that
+it can be committed: a grid of many hours then goes on across sessions and machines. From the results: one Markdown table per dataset
 (mean ± standard deviation over seeds, best per column in bold, number of runs), a JSON summary,
 a plot of score against m per dataset, and, for the headline comparison, the per-seed
 differences with a paired bootstrap confidence interval over test sentences.
 
 The configuration (YAML or JSON)::
 
-    output: runs/bench
+    output: runs/bench                           # models and checkpoints
+    results: benchmarks/results/bench/runs       # result.json + test predictions per run (default: output)
     datasets: [wnut17, conll2003]
     seeds: [42, 43, 44]
     train: {epochs: 3, batch-size: 16}          # the budget every system gets (entangle train options)
@@ -25,6 +28,7 @@ The configuration (YAML or JSON)::
 
 from __future__ import annotations
 
+import gzip
 import json
 import platform
 import random
@@ -39,7 +43,7 @@ import yaml
 
 
 RESULT = "result.json"
-PREDICTIONS = "test_predictions.json"
+PREDICTIONS = "test_predictions.json.gz"
 
 
 class BenchConfigError(ValueError):
@@ -60,6 +64,7 @@ class BenchConfig:
     compare: list[str] | None = None  # ["system:side", "system:side"]: first minus second
     bootstrap: int = 1000
     macro_average: bool = False  # a table of each system and side averaged over the datasets
+    results: str | None = None  # where each run's result and predictions go (default: output)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "BenchConfig":
@@ -112,16 +117,32 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "=.-" else "_" for c in name)
 
 
+def _run_path(root: str, dataset: str, system: str, seed: int) -> Path:
+    return Path(root) / _slug(Path(dataset).name) / _slug(system) / f"seed-{seed}"
+
+
 def run_dir(config: BenchConfig, dataset: str, system: str, seed: int) -> Path:
-    """``OUTPUT/DATASET/SYSTEM/seed-N`` (a dataset given as a path is named by its last part)."""
-    return Path(config.output) / _slug(Path(dataset).name) / _slug(system) / f"seed-{seed}"
+    """``OUTPUT/DATASET/SYSTEM/seed-N``, the run's model and checkpoint (a dataset given as a path
+    is named by its last part)."""
+    return _run_path(config.output, dataset, system, seed)
+
+
+def result_dir(config: BenchConfig, dataset: str, system: str, seed: int) -> Path:
+    """``RESULTS/DATASET/SYSTEM/seed-N``, the run's ``result.json`` and test predictions."""
+    return _run_path(config.results or config.output, dataset, system, seed)
+
+
+def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
+    with gzip.open(result_dir(config, dataset, system, seed) / PREDICTIONS, "rt", encoding="utf-8") as file:
+        return json.load(file)
 
 
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
     """Train and test one (dataset, system, seed) unless its result exists; the result."""
     directory = run_dir(config, dataset, system, seed)
-    if (directory / RESULT).is_file():
-        return json.loads((directory / RESULT).read_text())
+    results = result_dir(config, dataset, system, seed)
+    if (results / RESULT).is_file():
+        return json.loads((results / RESULT).read_text())
     entangle = [sys.executable, "-m", "entangle.cli"]
     arguments = ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
     started = time.perf_counter()
@@ -129,8 +150,9 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True)
     else:
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True)
+    predictions = directory / "test_predictions.json"
     subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
-                    "--predictions", str(directory / PREDICTIONS)], check=True)
+                    "--predictions", str(predictions)], check=True)
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed,
@@ -140,7 +162,11 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
         "peak_memory_mb": summary.get("peak_memory_mb"), "versions": _versions(), "commit": _commit(),
     }
-    (directory / RESULT).write_text(json.dumps(result, indent=2))
+    results.mkdir(parents=True, exist_ok=True)
+    # Fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit.
+    with gzip.GzipFile(results / PREDICTIONS, "wb", mtime=0) as file:
+        file.write(predictions.read_bytes())
+    (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
     return result
 
 
@@ -297,7 +323,7 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
             per_seed[seed] = 100 * (a["test"][a_side][score] - b["test"][b_side][score])
             counts = []
             for run, side in ((a, a_side), (b, b_side)):
-                predictions = json.loads((run_dir(config, dataset, run["system"], seed) / PREDICTIONS).read_text())
+                predictions = read_predictions(config, dataset, run["system"], seed)
                 counts.append(sentence_counts(score, predictions["gold"], predictions["predicted"][side]))
             pairs.append(tuple(counts))
         out[dataset] = {"a": config.compare[0], "b": config.compare[1], "per_seed": per_seed,
@@ -386,8 +412,8 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
         except subprocess.CalledProcessError as err:
             raise BenchRunError(f"{run_dir(config, *key)}: {' '.join(err.cmd[2:4])} failed (exit {err.returncode}); "
                                 "fix it and rerun: finished runs are kept, this one continues from its checkpoint") from None
-    results = [json.loads((run_dir(config, *key) / RESULT).read_text()) for key in grid
-               if (run_dir(config, *key) / RESULT).is_file()]
+    results = [json.loads((result_dir(config, *key) / RESULT).read_text()) for key in grid
+               if (result_dir(config, *key) / RESULT).is_file()]
     if not results:
         raise BenchRunError(f"{config.output}: no finished run to report")
     return report(config, results)

@@ -2,6 +2,7 @@
 
 import json
 import random
+import shutil
 
 import pytest
 from seqeval.metrics import f1_score
@@ -32,14 +33,17 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     data = write_dataset(tmp_path / "tiny")
     config = tmp_path / "bench.yaml"
     config.write_text(json.dumps({
-        "output": str(tmp_path / "bench"), "datasets": [str(data)], "seeds": [1, 2], "bootstrap": 50,
+        "output": str(tmp_path / "bench"), "results": str(tmp_path / "kept"), "datasets": [str(data)], "seeds": [1, 2],
+        "bootstrap": 50,
         "train": {"epochs": 1, "batch-size": 4, "patience": 0, "char": str(encoders / "char"),
                   "subword": str(encoders / "subword")},
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
         "compare": ["entangle m=1:subword", "subword alone:subword"], "macro_average": True,
     }))
     main(["bench", str(config)])
-    run = tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2"
+    run = tmp_path / "kept" / "tiny" / "entangle_m=1" / "seed-2"
+    assert sorted(p.name for p in run.iterdir()) == ["result.json", "test_predictions.json.gz"]  # small files only
+    assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
     result = json.loads((run / "result.json").read_text())
     assert set(result["test"]) == {"subword", "char"} and result["versions"]["torch"]
     assert result["peak_memory_mb"] > 0 and "--seed 2" in result["command"]
@@ -53,10 +57,14 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     macro = summary["macro_average"]["entangle m=1"]["char"]
     assert macro["test"]["mean"] == pytest.approx(summary["summary"][str(data)]["entangle m=1"]["char"]["test"]["mean"])
     assert "### Macro average over 1 dataset\n\n| system | side | seeds |" in markdown
-    # Rerunning trains nothing: finished runs are read back.
+    # Rerunning trains nothing, even on a machine without the models (output gone): finished runs
+    # are read back from results, and the report (with its bootstrap) is the same.
     stamp = (run / "result.json").stat().st_mtime_ns
+    shutil.rmtree(tmp_path / "bench")
     main(["bench", str(config)])
     assert (run / "result.json").stat().st_mtime_ns == stamp
+    assert not (tmp_path / "bench" / "tiny" / "entangle_m=1").exists()
+    assert (tmp_path / "bench" / "RESULTS.md").read_text() == markdown
 
 
 def fake_result(dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:

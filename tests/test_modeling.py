@@ -269,3 +269,21 @@ def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
     for name, param in model.named_parameters():
         expected_lr = {"entangle.subword_encoder.": 1e-5, "entangle.char_encoder.": 3e-4}.get(".".join(name.split(".")[:2]) + ".", 1e-3)
         assert lr_of[id(param)] == expected_lr, name
+
+
+@pytest.mark.parametrize("m", [0, 1])
+def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_path, m):
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=m)
+    before = _weights(model)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2, patience=None, freeze_subword_embeddings=True)
+    train(Tagger(model, tokenizer), sentences, None, config)
+    frozen = "entangle.subword_encoder.embeddings.word_embeddings.weight"
+    assert torch.equal(model.state_dict()[frozen], before[frozen])
+    changed = {name for name, weight in model.state_dict().items() if not torch.equal(weight, before[name])}
+    assert "entangle.subword_encoder.embeddings.position_embeddings.weight" in changed
+    assert any(name.startswith("entangle.subword_encoder.encoder.") for name in changed)
