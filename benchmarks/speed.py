@@ -13,7 +13,8 @@ heads: speed does not depend on the weights' values.
 - scaling: one co-attention module (both sides) against the number of characters at 64
   subwords, and against the number of subwords at 256 characters;
 - levers, each beside its reference in the same run: predicting from one side (the other
-  side's last co-attention module is skipped), fused AdamW for training;
+  side's last co-attention module is skipped), the for-loop AdamW that training used before the
+  fused one;
 - back ends (``--part backends``): ``Tagger.probabilities`` from the subword side on WNUT-17 test
   with PyTorch eager, ONNX Runtime (the model exported by ``entangle export-onnx``) and
   ``torch.compile(dynamic=True)``, batch 32 and 1, entangle m=2 and the subword encoder alone;
@@ -53,6 +54,8 @@ BACKENDS = ("eager", "onnx", "compile")
 LABELS = ["O", "B-X", "I-X"]
 #: (co-attention width, heads) for ``--part width``; 384 with 12 heads is the default (MiniLM's)
 WIDTHS = [(384, 12), (192, 6), (128, 4), (64, 4)]
+#: suffix of the systems of ``--part width`` trained with the for-loop AdamW instead of the fused one
+LEVER = ", for-loop AdamW"
 #: name -> Tagger.create options
 SYSTEMS = {"char alone": dict(m=0, side="char"), "subword alone": dict(m=0, side="subword"),
            "entangle m=1": dict(m=1, side="both"), "entangle m=2": dict(m=2, side="both"),
@@ -89,12 +92,12 @@ def infer(system: str, dataset: str, batch_size: int, n: int) -> dict:
 
 
 def train(system: str, steps: int) -> dict:
-    """``SYSTEM`` or ``SYSTEM, fused AdamW`` (one fused kernel for the optimizer update)."""
+    """``SYSTEM`` (trained as ``entangle train`` does, fused AdamW) or ``SYSTEM, for-loop AdamW``."""
     import torch
 
     from entangle.data.batching import train_loader
     from entangle.data.corpus import load_corpus
-    from entangle.training import parameter_groups
+    from entangle.training import adamw, parameter_groups
 
     system, _, lever = system.partition(", ")
     corpus = load_corpus("wnut17", splits=("train",))
@@ -105,7 +108,8 @@ def train(system: str, steps: int) -> dict:
     windows = model.featurizer.featurize([s.words for s in sentences], [[label_ids[t] for t in s.tags] for s in sentences])
     featurize_s = time.perf_counter() - start
     loader = train_loader(windows, 16, model.collator, torch.Generator().manual_seed(0))
-    optimizer = torch.optim.AdamW(parameter_groups(model.model, 5e-5, 5e-4, 0.01), fused=bool(lever))
+    groups = parameter_groups(model.model, 5e-5, 5e-4, 0.01)
+    optimizer = torch.optim.AdamW(groups) if lever else adamw(groups)
     model.model.train()
     batches = iter(loader)
     collate_s, step_s, cpu_s = 0.0, [], 0.0
@@ -267,9 +271,11 @@ def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
 
 def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     """The co-attention width lever: inference (batch 32, WNUT-17 test, subword-side prediction as
-    ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads) of each encoder
-    alone and of m=2 at each width in ``WIDTHS``, all in this process on the same batches,
-    alternating over ``rounds`` (median), so the ratios are side by side."""
+    ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads; fused AdamW as
+    ``entangle train``) of each encoder alone and of m=2 at each width in ``WIDTHS``, all in this
+    process on the same batches, alternating over ``rounds`` (median), so the ratios are side by
+    side. Beside them the optimizer lever: training steps of the subword encoder alone and of m=2
+    at width 384 with the for-loop AdamW (``LEVER``) that training used before."""
     import copy
     import statistics
 
@@ -280,7 +286,7 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     from entangle.modeling import EntangleForTokenClassification
     from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
     from entangle.predict import Tagger
-    from entangle.training import parameter_groups
+    from entangle.training import adamw, parameter_groups
 
     corpus = load_corpus("wnut17", splits=("train",))
     label_ids = {label: i for i, label in enumerate(corpus.labels)}
@@ -289,6 +295,7 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
                "subword alone": dict(num_coattention_layers=0, side="subword"),
                **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
                                                    num_attention_heads=h) for w, h in WIDTHS}}
+    systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
     models = {name: EntangleForTokenClassification.from_encoders(copy.deepcopy(char), copy.deepcopy(subword),
                                                                  corpus.labels, tokenizer=tokenizer, **options)[0]
               for name, options in systems.items()}
@@ -303,11 +310,14 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
         return ("char",) if name == "char alone" else ("subword",)
 
     def infer_pass(name: str) -> None:
+        if name.endswith(LEVER):  # a training lever: its inference is its reference's
+            return
         with torch.inference_mode():
             for batch in infer_batches:
                 models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides(name))
 
-    optimizers = {name: torch.optim.AdamW(parameter_groups(model, 5e-5, 5e-4, 0.01)) for name, model in models.items()}
+    optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(parameter_groups(model, 5e-5, 5e-4, 0.01))
+                  for name, model in models.items()}
 
     def train_pass(name: str) -> None:
         model = models[name].train()
@@ -329,14 +339,19 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     words = sum(map(len, test))
     rows = {}
     for name, passes in timings.items():
-        infer_s, train_s = statistics.median(passes["infer"]), statistics.median(passes["train"])
-        rows[name] = {"infer_s": infer_s, "train_s": train_s, "words_per_s": words / infer_s,
-                      "steps_per_s": len(train_batches) / train_s, "passes": passes,
+        train_s = statistics.median(passes["train"])
+        rows[name] = {"train_s": train_s, "steps_per_s": len(train_batches) / train_s, "passes": passes,
                       "parameters_m": sum(p.numel() for p in models[name].parameters()) / 1e6}
+        if not name.endswith(LEVER):
+            rows[name]["infer_s"] = statistics.median(passes["infer"])
+            rows[name]["words_per_s"] = words / rows[name]["infer_s"]
     floor = {kind: rows["char alone"][kind] + rows["subword alone"][kind] for kind in ("infer_s", "train_s")}
-    for row in rows.values():
-        row["infer_overhead"] = row["infer_s"] / floor["infer_s"] - 1
+    for name, row in rows.items():
+        if "infer_s" in row:
+            row["infer_overhead"] = row["infer_s"] / floor["infer_s"] - 1
         row["train_overhead"] = row["train_s"] / floor["train_s"] - 1
+        if name.endswith(LEVER):  # how much faster the fused AdamW makes the same training
+            row["fused_speedup"] = row["train_s"] / rows[name.removesuffix(LEVER)]["train_s"]
     return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches)}
 
 
@@ -405,7 +420,7 @@ def measure_grid(args: argparse.Namespace) -> dict:
             for system in [*SYSTEMS, "entangle m=2, subword side only"]:
                 results["inference"].append({"system": system, "dataset": dataset, "batch": batch,
                                              **measure("infer", system, dataset, batch, args.sentences)})
-    for system in [*SYSTEMS, "entangle m=2, fused AdamW"]:
+    for system in [*SYSTEMS, "entangle m=2, for-loop AdamW"]:
         results["training"].append({"system": system, **measure("train", system, args.train_steps)})
     results["fixed_padding"] = measure("fixed", args.fixed_sentences)
     for chars in (256, 512, 1024, 2048, 4096, 8192):
@@ -523,10 +538,19 @@ def write_width_section(results: dict) -> None:
     lines = ["| system | parameters | inference words/s (batch 32) | inference overhead vs char + subword alone | "
              "training steps/s (batch 16) | step overhead vs char + subword alone |", "|---|---|---|---|---|---|"]
     for name, row in width["systems"].items():
+        if name.endswith(LEVER):
+            continue
         infer, train = ("", "") if name.endswith("alone") else (
             f"{100 * row['infer_overhead']:+.0f}%", f"{100 * row['train_overhead']:+.0f}%")
         lines.append(f"| {name} | {row['parameters_m']:.1f} M | {row['words_per_s']:.0f} | {infer} | "
                      f"{row['steps_per_s']:.2f} | {train} |")
+    lines += ["", "| system | training steps/s, fused AdamW (as above) | for-loop AdamW | fused speed-up |",
+              "|---|---|---|---|"]
+    for name, row in width["systems"].items():
+        if name.endswith(LEVER):
+            reference = width["systems"][name.removesuffix(LEVER)]
+            lines.append(f"| {name.removesuffix(LEVER)} | {reference['steps_per_s']:.2f} | {row['steps_per_s']:.2f} | "
+                         f"{row['fused_speedup']:.2f}× |")
     lines += ["", f"{width['sentences']} WNUT-17 test sentences ({width['words']} words) per inference pass, "
               f"{width['train_steps']} training batches per training pass; median of 3 alternating passes; peak "
               f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB."]

@@ -45,7 +45,7 @@ from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
 from .noise import perturb_words
 from .plots import plot_pretraining_losses
-from .training import CHECKPOINT_DIR, save_checkpoint
+from .training import CHECKPOINT_DIR, adamw, save_checkpoint
 
 OBJECTIVES = ("mlm", "distill")
 #: CANINE's mask code point (private use area).
@@ -304,8 +304,8 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
                                  config.distill_loss)
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+    optimizer = adamw([{"params": decay, "weight_decay": config.weight_decay},
+                       {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     if distill:
         teacher = teacher.to(accelerator.device).eval().requires_grad_(False)

@@ -151,11 +151,11 @@ def test_corpus_reads_train_splits_only_and_names_bad_lines(tmp_path):
 
 
 def test_a_time_budget_stops_early_and_ends_its_schedule(tmp_path):
-    config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=10_000, max_minutes=0.02,
+    config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=10_000, max_minutes=0.1,
                             batch_size=4, log_steps=1)
     summary = pretrain_char(char_encoder(), corpus(), config)
     records = log(tmp_path)
-    assert 0 < summary["steps"] < 10_000 and summary["pretrain_time_s"] >= 1.2
+    assert 0 < summary["steps"] < 10_000 and summary["pretrain_time_s"] >= 6.0
     assert records[-1]["lr"] < max(r["lr"] for r in records)  # decayed over the time budget, not over 10,000 steps
 
 
