@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import platform
 import random
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,22 +139,24 @@ def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int) 
         return json.load(file)
 
 
-def run_one(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
-    """Train and test one (dataset, system, seed) unless its result exists; the result."""
+def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
+    """Train and test one (dataset, system, seed) unless its result exists; the result. ``threads``
+    sets the runs' torch threads (``OMP_NUM_THREADS``) when several run at once."""
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
     if (results / RESULT).is_file():
         return json.loads((results / RESULT).read_text())
     entangle = [sys.executable, "-m", "entangle.cli"]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     arguments = ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
     started = time.perf_counter()
     if (directory / "checkpoint").is_dir():  # interrupted: continue exactly where it stopped
-        subprocess.run([*entangle, "train", "--resume", str(directory)], check=True)
+        subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
     else:
-        subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True)
+        subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
     predictions = directory / "test_predictions.json"
     subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
-                    "--predictions", str(predictions)], check=True)
+                    "--predictions", str(predictions)], check=True, env=env)
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed,
@@ -396,22 +400,28 @@ def report(config: BenchConfig, results: list[dict]) -> str:
     return text
 
 
-def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str] | None = None) -> str:
+def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str] | None = None, workers: int = 1) -> str:
     """Run every missing (dataset, system, seed), then write the tables, plots and summary;
     ``report_only`` writes them from the runs that have finished. ``datasets`` limits the training
     to some of the grid's datasets (a part of a long grid now, the rest later); the report still
-    covers every finished run."""
+    covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
     Path(config.output).mkdir(parents=True, exist_ok=True)
     unknown = sorted(set(datasets or []) - set(config.datasets))
     if unknown:
         raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's datasets ({', '.join(config.datasets)})")
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
-    for key in [] if report_only else [key for key in grid if datasets is None or key[0] in datasets]:
-        try:
-            run_one(config, *key)
-        except subprocess.CalledProcessError as err:
-            raise BenchRunError(f"{run_dir(config, *key)}: {' '.join(err.cmd[2:4])} failed (exit {err.returncode}); "
-                                "fix it and rerun: finished runs are kept, this one continues from its checkpoint") from None
+    todo = [] if report_only else [key for key in grid if datasets is None or key[0] in datasets]
+    threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None
+    with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes
+        futures = {pool.submit(run_one, config, *key, threads): key for key in todo}
+        for future in as_completed(futures):
+            try:
+                future.result()
+            except subprocess.CalledProcessError as err:
+                pool.shutdown(cancel_futures=True)  # runs under way finish; nothing new starts
+                raise BenchRunError(f"{run_dir(config, *futures[future])}: {' '.join(err.cmd[2:4])} failed (exit "
+                                    f"{err.returncode}); fix it and rerun: finished runs are kept, this one continues "
+                                    "from its checkpoint") from None
     results = [json.loads((result_dir(config, *key) / RESULT).read_text()) for key in grid
                if (result_dir(config, *key) / RESULT).is_file()]
     if not results:

