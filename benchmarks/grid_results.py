@@ -33,7 +33,8 @@ def main() -> None:
         # Plots are linked from benchmarks/RESULTS.md, one level above the grid's own folder.
         text = text.replace("](", f"](results/{name}/")
         replace_section(name, f"`entangle bench {path}` (then `python benchmarks/grid_results.py {path}`); "
-                        f"per-run files in `{config.output}/`, tables and plots in `benchmarks/results/{name}/`.\n\n"
+                        f"each run's result and test predictions in `{config.results or config.output}/`, tables and plots in "
+                        f"`benchmarks/results/{name}/`.\n\n"
                         + text, f"## Grid: {name}")
 
 
