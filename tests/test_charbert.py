@@ -201,8 +201,11 @@ def test_save_and_load_give_identical_logits(tmp_path):
     tagger.save_pretrained(tmp_path)
     loaded = Tagger.from_pretrained(tmp_path)
     assert loaded.model.config.fusion == "charbert" and isinstance(loaded.model.entangle, CharBertModel)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), loaded.model.state_dict().values()))
+    # The same weights; a loaded tensor's memory layout can pick another CPU kernel, which moves the
+    # last bit of a float32 (seen: 1.5e-8), so the outputs are compared to float32 precision.
     for a, b in zip(before, loaded.probabilities(SENTENCES)["subword"]):
-        assert torch.equal(a, b)
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
     assert isinstance(AutoModelForTokenClassification.from_pretrained(tmp_path).entangle, CharBertModel)
     assert [t.labels for t in loaded.tag(SENTENCES)] == [t.labels for t in tagger.tag(SENTENCES)]
 
