@@ -393,7 +393,8 @@ def main() -> None:
     import torch
 
     machine = {"cores": len(__import__("os").sched_getaffinity(0)), "threads": torch.get_num_threads(),
-               "torch": torch.__version__, "python": platform.python_version(), "cpu": platform.processor()}
+               "torch": torch.__version__, "python": platform.python_version(), "cpu": platform.processor(),
+               "load_average": __import__("os").getloadavg()[0]}
     command = "python benchmarks/speed.py " + " ".join(sys.argv[1:])
     for part in args.part:
         results = {"machine": machine, "command": command}
@@ -492,7 +493,8 @@ def write_section(results: dict) -> None:
 
 def _machine_line(results: dict) -> str:
     machine = results["machine"]
-    return (f"Machine: {machine['cores']} cores (shared with other jobs), {machine['threads']} torch thread(s) "
+    load = f" (load average {machine['load_average']:.1f} at the start)" if "load_average" in machine else ""
+    return (f"Machine: {machine['cores']} cores{load}, {machine['threads']} torch thread(s) "
             f"(ONNX Runtime: as many), torch {machine['torch']}, Python {machine['python']}. Produced by "
             f"`{results['command'].strip()}`.")
 
