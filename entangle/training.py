@@ -147,10 +147,12 @@ class LoopState:
         self.epochs_without_gain = 0
         self.log_lines = 0
         self.elapsed = 0.0
+        self.peak_memory_mb = 0.0  # over every process that trained this run (a resumed one too)
         # The shuffling generator as it was when the current epoch drew its batch order.
         self.epoch_generator_state = generator.get_state()
 
-    _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "log_lines", "elapsed")
+    _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "log_lines", "elapsed",
+               "peak_memory_mb")
 
     def state_dict(self) -> dict:
         return {**{name: getattr(self, name) for name in self._FIELDS},
@@ -158,7 +160,7 @@ class LoopState:
 
     def load_state_dict(self, state: dict) -> None:
         for name in self._FIELDS:
-            setattr(self, name, state[name])
+            setattr(self, name, state.get(name, getattr(self, name)))  # a field added since: its start value
         self.epoch_generator_state = state["epoch_generator_state"]
 
 
@@ -205,6 +207,7 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     def checkpoint() -> None:
         nonlocal started
         state.elapsed += time.perf_counter() - started
+        state.peak_memory_mb = max(state.peak_memory_mb, peak_memory_mb())
         save_checkpoint(accelerator, output / CHECKPOINT_DIR)
         started = time.perf_counter()
 
@@ -280,7 +283,7 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     progress.close()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
-               "steps": state.step, "peak_memory_mb": round(peak_memory_mb())}
+               "steps": state.step, "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb()))}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
         if (output / BEST_DIR).is_dir():

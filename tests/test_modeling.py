@@ -287,3 +287,16 @@ def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_pat
     changed = {name for name, weight in model.state_dict().items() if not torch.equal(weight, before[name])}
     assert "entangle.subword_encoder.embeddings.position_embeddings.weight" in changed
     assert any(name.startswith("entangle.subword_encoder.encoder.") for name in changed)
+
+
+def test_the_loop_state_carries_the_peak_memory_over_a_resume():
+    from entangle.training import LoopState
+
+    state = LoopState(torch.Generator())
+    state.peak_memory_mb = 5000.0  # the interrupted process's peak
+    resumed = LoopState(torch.Generator())
+    resumed.load_state_dict(state.state_dict())
+    assert resumed.peak_memory_mb == 5000.0
+    older = LoopState(torch.Generator())  # a checkpoint written before the field existed
+    older.load_state_dict({k: v for k, v in state.state_dict().items() if k != "peak_memory_mb"})
+    assert older.peak_memory_mb == 0.0 and older.epoch == state.epoch
