@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -392,9 +393,9 @@ def main() -> None:
         return one(args.one[0], args.one[1:])
     import torch
 
-    machine = {"cores": len(__import__("os").sched_getaffinity(0)), "threads": torch.get_num_threads(),
+    machine = {"cores": len(os.sched_getaffinity(0)), "threads": torch.get_num_threads(),
                "torch": torch.__version__, "python": platform.python_version(), "cpu": platform.processor(),
-               "load_average": __import__("os").getloadavg()[0]}
+               "load_average": os.getloadavg()[0]}
     command = "python benchmarks/speed.py " + " ".join(sys.argv[1:])
     for part in args.part:
         results = {"machine": machine, "command": command}

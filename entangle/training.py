@@ -87,7 +87,7 @@ def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_
 def adamw(groups: list[dict], **options) -> torch.optim.AdamW:
     """AdamW with the fused kernel where the parameters' device has one (CPU, CUDA): one pass per
     tensor instead of a dozen element-wise operations. The same update rule; on 2 CPU cores its
-    step over the 39 M parameters of m=2 took 0.06 s instead of 0.3 s (benchmarks/RESULTS.md)."""
+    step over the 39 M parameters of m=2 takes 0.022 s instead of 0.100 s (benchmarks/RESULTS.md)."""
     devices = {param.device.type for group in groups for param in group["params"]}
     return torch.optim.AdamW(groups, fused=devices <= {"cpu", "cuda"} or None, **options)
 
