@@ -140,16 +140,35 @@ def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int) 
         return json.load(file)
 
 
+def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -> list[str]:
+    return ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
+
+
+def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -> dict | None:
+    """The run's ``result.json``, or ``None`` if it has not finished. Results are found by system
+    name, so one that ran another command (the system or budget edited since, or another grid
+    sharing the results folder with another meaning for the name) is refused, not reused."""
+    path = result_dir(config, dataset, system, seed) / RESULT
+    if not path.is_file():
+        return None
+    result = json.loads(path.read_text())
+    command = "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
+    if result["command"] != command:
+        raise BenchConfigError(f"{path}: ran `{result['command']}`, but this grid's {system!r} is `{command}`; "
+                               "rename the system or move the old result away")
+    return result
+
+
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
     """Train and test one (dataset, system, seed) unless its result exists; the result. ``threads``
     sets the runs' torch threads (``OMP_NUM_THREADS``) when several run at once."""
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
-    if (results / RESULT).is_file():
-        return json.loads((results / RESULT).read_text())
+    if (result := finished_result(config, dataset, system, seed)) is not None:
+        return result
+    arguments = train_arguments(config, dataset, system, seed)
     entangle = [sys.executable, "-m", "entangle.cli"]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-    arguments = ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
     started = time.perf_counter()
     if (directory / "checkpoint").is_dir():  # interrupted: continue exactly where it stopped
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
@@ -401,17 +420,20 @@ def report(config: BenchConfig, results: list[dict]) -> str:
     return text
 
 
-def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str] | None = None, workers: int = 1) -> str:
+def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str] | None = None,
+              systems: list[str] | None = None, workers: int = 1) -> str:
     """Run every missing (dataset, system, seed), then write the tables, plots and summary;
-    ``report_only`` writes them from the runs that have finished. ``datasets`` limits the training
-    to some of the grid's datasets (a part of a long grid now, the rest later); the report still
-    covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
+    ``report_only`` writes them from the runs that have finished. ``datasets`` and ``systems``
+    limit the training to part of the grid (a part of a long grid now, the rest later); the report
+    still covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
     Path(config.output).mkdir(parents=True, exist_ok=True)
-    unknown = sorted(set(datasets or []) - set(config.datasets))
-    if unknown:
-        raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's datasets ({', '.join(config.datasets)})")
+    for kind, chosen, known in (("datasets", datasets, config.datasets), ("systems", systems, config.systems)):
+        unknown = sorted(set(chosen or []) - set(known))
+        if unknown:
+            raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's {kind} ({', '.join(known)})")
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
-    todo = [] if report_only else [key for key in grid if datasets is None or key[0] in datasets]
+    todo = [] if report_only else [key for key in grid if (datasets is None or key[0] in datasets)
+                                   and (systems is None or key[1] in systems)]
     threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes
         futures = {pool.submit(run_one, config, *key, threads): key for key in todo}
@@ -423,8 +445,7 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
                 raise BenchRunError(f"{run_dir(config, *futures[future])}: {' '.join(err.cmd[2:4])} failed (exit "
                                     f"{err.returncode}); fix it and rerun: finished runs are kept, this one continues "
                                     "from its checkpoint") from None
-    results = [json.loads((result_dir(config, *key) / RESULT).read_text()) for key in grid
-               if (result_dir(config, *key) / RESULT).is_file()]
+    results = [result for key in grid if (result := finished_result(config, *key)) is not None]
     if not results:
         raise BenchRunError(f"{config.output}: no finished run to report")
     return report(config, results)

