@@ -20,6 +20,10 @@ heads: speed does not depend on the weights' values.
   ``torch.compile(dynamic=True)``, batch 32 and 1, entangle m=2 and the subword encoder alone;
   one process per system and batch size holds the three and alternates their passes (so a change
   in the machine's load hits all three alike); export and compile times are reported apart;
+- autocast (``--part autocast --autocast-models DIR ...``): trained models on WNUT-17 test in
+  float32 and under bf16 and fp16 autocast (``Tagger(autocast=...)``), one process per model
+  alternating the three (words/s at batch 32, median), and each one's test F1 and agreement
+  with the float32 predictions on the whole test set;
 - the paper's sizes (``--part paper-size``): random encoders of CANINE-s's and RoBERTa-base's
   size (``CanineConfig()``, ``RobertaConfig()`` defaults) with m=2, inference on a few batches:
   the time of the entanglement (projections, co-attention, heads) against the two encoders'.
@@ -50,7 +54,9 @@ SECTION = "speed"
 #: part -> (JSON file, RESULTS.md section)
 PARTS = {"grid": (RESULTS_JSON, SECTION), "backends": (RESULTS_DIR / "speed_backends.json", "speed-backends"),
          "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size"),
-         "width": (RESULTS_DIR / "speed_width.json", "speed-width")}
+         "width": (RESULTS_DIR / "speed_width.json", "speed-width"),
+         "autocast": (RESULTS_DIR / "speed_autocast.json", "speed-autocast")}
+PRECISIONS = (None, "bf16", "fp16")  # Tagger(autocast=...): float32, then the two half-precision types
 BACKENDS = ("eager", "onnx", "compile")
 LABELS = ["O", "B-X", "I-X"]
 #: (co-attention width, heads) for ``--part width``; 384 with 12 heads is the default (MiniLM's)
@@ -221,6 +227,49 @@ def backends(system: str, batch_size: int, n: int, onnx_dir: str, rounds: int = 
     return results
 
 
+def autocast_cost(model_dir: str, batch_size: int, n: int, rounds: int = 3) -> dict:
+    """A trained model in float32 and under each autocast type, sharing its weights: words/s on
+    the first ``n`` WNUT-17 test sentences (passes alternating, median of ``rounds``), then test
+    scores and agreement with float32 per trained side on the whole test set."""
+    import statistics
+
+    from entangle.data.corpus import load_corpus
+    from entangle.predict import Tagger
+
+    reference = Tagger.from_pretrained(model_dir, batch_size=batch_size)
+    taggers = {precision: Tagger(reference.model, reference.tokenizer, batch_size, autocast=precision)
+               for precision in PRECISIONS}
+    test = load_corpus("wnut17", splits=("test",)).split("test")
+    sentences = [s.words for s in test[:n]]
+    words = sum(map(len, sentences))
+    passes = {precision: [] for precision in PRECISIONS}
+    for tagger in taggers.values():
+        tagger.probabilities(sentences[:batch_size])  # warm-up
+    for _ in range(rounds):
+        for precision, tagger in taggers.items():
+            start = time.perf_counter()
+            tagger.probabilities(sentences)
+            passes[precision].append(words / (time.perf_counter() - start))
+    rows = {}
+    for precision, tagger in taggers.items():
+        metrics, predicted = tagger.evaluate(test, return_predictions=True)
+        rows[precision or "fp32"] = {"words_per_s": statistics.median(passes[precision]), "passes": passes[precision],
+                                     "f1": {side: m["f1"] for side, m in metrics.items()}, "predicted": predicted}
+    for row in rows.values():
+        row["agreement"] = {side: _agreement(labels, rows["fp32"]["predicted"][side]) for side, labels in row["predicted"].items()}
+    config = reference.model.config
+    for row in rows.values():
+        del row["predicted"]
+    return {"model": model_dir, "m": config.num_coattention_layers, "side": config.side, "sentences": len(sentences),
+            "words": words, "test_words": sum(len(s.words) for s in test), "precisions": rows}
+
+
+def _agreement(labels: list[list[str]], reference: list[list[str]]) -> float:
+    """Share of words whose label is the reference's."""
+    pairs = [(a, b) for x, y in zip(labels, reference) for a, b in zip(x, y)]
+    return sum(a == b for a, b in pairs) / len(pairs)
+
+
 def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
     """Forward time of each encoder alone and of the whole m=2 model (both heads) on the same batches
     (median of ``rounds`` passes)."""
@@ -362,7 +411,8 @@ def one(kind: str, arguments: list[str]) -> None:
                  "fixed": lambda n: fixed_padding(int(n)), "scale": lambda c, s: scale(int(c), int(s)),
                  "export": export, "backends": lambda s, b, n, d: backends(s, int(b), int(n), d),
                  "paper": lambda e, b, n: paper_size(e, int(b), int(n)),
-                 "width": lambda n, steps: width_cost(int(n), int(steps))}
+                 "width": lambda n, steps: width_cost(int(n), int(steps)),
+                 "autocast": lambda d, b, n: autocast_cost(d, int(b), int(n))}
     result = functions[kind](*arguments)
     print(json.dumps({**result, "peak_mb": peak_mb()}))
 
@@ -387,6 +437,9 @@ def main() -> None:
     parser.add_argument("--paper-sentences", type=int, default=64, help="WNUT-17 test sentences for the paper-size part")
     parser.add_argument("--width-sentences", type=int, default=128, help="WNUT-17 test sentences for the width part")
     parser.add_argument("--width-steps", type=int, default=8, help="training steps (batch 16) per pass in the width part")
+    parser.add_argument("--autocast-models", nargs="+", default=[], metavar="DIR",
+                        help="trained WNUT-17 model directories for the autocast part")
+    parser.add_argument("--autocast-sentences", type=int, default=256, help="WNUT-17 test sentences per autocast pass")
     parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -405,6 +458,10 @@ def main() -> None:
             results["backends"] = measure_backends(args)
         elif part == "width":
             results["width"] = measure("width", args.width_sentences, args.width_steps)
+        elif part == "autocast":
+            if not args.autocast_models:
+                parser.error("--part autocast needs --autocast-models (trained WNUT-17 model directories)")
+            results["autocast"] = [measure("autocast", model, 32, args.autocast_sentences) for model in args.autocast_models]
         else:
             results["paper_size"] = [{"encoders": encoders, "batch": 32, **measure("paper", encoders, 32, args.paper_sentences)}
                                      for encoders in ("embedded", "paper")]
@@ -412,7 +469,7 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2))
         {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section,
-         "width": write_width_section}[part](results)
+         "width": write_width_section, "autocast": write_autocast_section}[part](results)
 
 
 def measure_grid(args: argparse.Namespace) -> dict:
@@ -558,6 +615,29 @@ def write_width_section(results: dict) -> None:
               f"{width['train_steps']} training batches per training pass; median of 3 alternating passes; peak "
               f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB."]
     replace_section("speed-width", _machine_line(results) + "\n\n" + "\n".join(lines))
+
+
+
+def write_autocast_section(results: dict) -> None:
+    lines = ["| model | precision | words/s (batch 32) | speed vs float32 | test F1 per side | words labelled as in float32 |",
+             "|---|---|---|---|---|---|"]
+    for row in results["autocast"]:
+        if "precisions" not in row:
+            lines.append(f"| {row.get('model', '?')} | failed: {row.get('error', '?')} | | | | |")
+            continue
+        name = f"m={row['m']}, side {row['side']} (`{row['model']}`)"
+        reference = row["precisions"]["fp32"]["words_per_s"]
+        for precision, cells in row["precisions"].items():
+            f1 = ", ".join(f"{side} {100 * value:.2f}" for side, value in cells["f1"].items())
+            agreement = ", ".join(f"{side} {100 * value:.2f}%" for side, value in cells["agreement"].items())
+            lines.append(f"| {name} | {precision} | {cells['words_per_s']:.0f} | {cells['words_per_s'] / reference:.2f}× | "
+                         f"{f1} | {agreement} |")
+    first = next((row for row in results["autocast"] if "precisions" in row), None)
+    if first:
+        lines += ["", f"Speed: the first {first['sentences']} WNUT-17 test sentences ({first['words']} words) per pass, "
+                  "the three precisions alternating, median of 3 passes; F1 and agreement: the whole test set "
+                  f"({first['test_words']} words)."]
+    replace_section("speed-autocast", _machine_line(results) + "\n\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import yaml
 
+from .training import METRICS_LOG
+
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json.gz"
@@ -144,6 +146,16 @@ def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -
     return ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
 
 
+def _history(log: Path) -> list[dict]:
+    """Per epoch: training loss and each side's main dev score, to see how a system converged."""
+    history = []
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        dev = {side: {(score := main_score(metrics)): metrics[score]} for side, metrics in entry.get("dev", {}).items()}
+        history.append({"epoch": entry["epoch"], "step": entry["step"], "train_loss": entry["train_loss"], "dev": dev})
+    return history
+
+
 def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -> dict | None:
     """The run's ``result.json``, or ``None`` if it has not finished. Results are found by system
     name, so one that ran another command (the system or budget edited since, or another grid
@@ -184,7 +196,8 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "test": json.loads((directory / "test.json").read_text())["results"],
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
-        "peak_memory_mb": summary.get("peak_memory_mb"), "versions": _versions(), "commit": _commit(),
+        "peak_memory_mb": summary.get("peak_memory_mb"), "history": _history(directory / METRICS_LOG),
+        "versions": _versions(), "commit": _commit(),
     }
     results.mkdir(parents=True, exist_ok=True)
     # Fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit.

@@ -29,6 +29,8 @@ from .tasks import TASKS
 RUN_ARGS = "run_args.json"
 COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first, "
                 "then about 1.2-1.3x faster (benchmarks/RESULTS.md); for large inputs only")
+AUTOCAST_HELP = ("run the model's matrix products in half precision (torch.autocast; the weights stay float32): "
+                 "faster on processors with bf16/fp16 units, probabilities change slightly (benchmarks/RESULTS.md)")
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -118,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
                           "side, as JSON here (for significance tests)")
     evaluate.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+    evaluate.add_argument("--autocast", choices=("bf16", "fp16"), help=AUTOCAST_HELP)
 
     predict = commands.add_parser("predict", help="tag or classify new text")
     predict.add_argument("model", help="a model directory (or a training output directory)")
@@ -137,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "model's prediction side)")
     predict.add_argument("--batch-size", type=int, default=32)
     predict.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+    predict.add_argument("--autocast", choices=("bf16", "fp16"), help=AUTOCAST_HELP)
 
     export = commands.add_parser("export-onnx", help="export a trained model to ONNX; predict and evaluate then "
                                  "accept the output directory (run on ONNX Runtime)")
@@ -241,14 +245,15 @@ def _model_dir(path: str) -> Path:
     return directory / BEST_DIR if (directory / BEST_DIR / "config.json").is_file() else directory
 
 
-def _tagger(model: str, compile: bool = False, **kwargs):
+def _tagger(model: str, compile: bool = False, autocast: str | None = None, **kwargs):
     """The model of a model directory, a training output directory or an ONNX export."""
     from .predict import Tagger
 
     directory = _model_dir(model)
-    if compile and is_onnx_dir(directory):
-        sys.exit(f"entangle: error: {directory} is an ONNX export; --compile applies to PyTorch models")
-    return Tagger.from_pretrained(directory, compile=compile, **kwargs)
+    for option, value in (("--compile", compile), ("--autocast", autocast)):
+        if value and is_onnx_dir(directory):
+            sys.exit(f"entangle: error: {directory} is an ONNX export; {option} applies to PyTorch models")
+    return Tagger.from_pretrained(directory, compile=compile, autocast=autocast, **kwargs)
 
 
 def _resumable(args: argparse.Namespace) -> argparse.Namespace:
@@ -319,7 +324,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     # Under `accelerate launch`, every process scores a share of the windows.
     accelerator = Accelerator()
-    tagger = _tagger(args.model, compile=args.compile)
+    tagger = _tagger(args.model, compile=args.compile, autocast=args.autocast)
     tagger.model.to(accelerator.device)
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tagger.model.config.task,
                          token_column=args.token_column, tag_column=args.tag_column, splits=(args.split,),
@@ -342,7 +347,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 def run_predict(args: argparse.Namespace) -> None:
     from .data.raw_text import split_words
 
-    tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile)
+    tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast)
     source = "/dev/stdin" if args.input == "-" else args.input
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise FileNotFoundError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")

@@ -48,21 +48,32 @@ def model_class(task: str) -> type:
     return EntangleForSequenceClassification if get_task(task).unit == "text" else EntangleForTokenClassification
 
 
+#: ``Tagger(autocast=...)``: the half-precision type of each choice (``None``: float32 throughout).
+AUTOCAST_DTYPES = {None: None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
 class Tagger:
     """A trained model (PyTorch, or exported and run on ONNX Runtime) with its tokenizer and featurizer.
 
     ``compile=True`` runs inference through ``torch.compile(model, dynamic=True)``: a minute or two
     of compiling on first use, then faster (benchmarks/RESULTS.md); worth it for large inputs only.
+    ``autocast="bf16"`` (or ``"fp16"``) runs inference under ``torch.autocast``: matrix products in
+    half precision, weights and the rest in float32; faster where the processor has half-precision
+    units (benchmarks/RESULTS.md), and probabilities differ from float32 in the second or third digit.
     """
 
     def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification | OnnxEntangleModel,
-                 tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False):
-        if compile and not isinstance(model, torch.nn.Module):
-            raise ValueError("compile applies to PyTorch models; an ONNX model is already compiled by ONNX Runtime")
+                 tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False,
+                 autocast: str | None = None):
+        if (compile or autocast) and not isinstance(model, torch.nn.Module):
+            raise ValueError("compile and autocast apply to PyTorch models; an ONNX model runs on ONNX Runtime")
+        if autocast not in AUTOCAST_DTYPES:
+            raise ValueError(f"autocast must be one of {', '.join(map(str, AUTOCAST_DTYPES))}, got {autocast!r}")
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.compile = compile
+        self.autocast = autocast
         self._compiled: torch.nn.Module | None = None
         self.featurizer = Featurizer.for_model(model.config, tokenizer)
         pad_id = tokenizer.pad_token_id if tokenizer is not None else None
@@ -170,9 +181,11 @@ class Tagger:
         self.model.eval()
         device = self.model.device
         forward = self._inference_forward()
+        dtype = AUTOCAST_DTYPES[self.autocast]
         rows = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
-            result = forward(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
+            with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
+                result = forward(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
             probs = {}
             for side in sides:
                 logits = getattr(result, f"{side}_logits").float()

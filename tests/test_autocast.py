@@ -1,0 +1,63 @@
+"""Half-precision inference (``Tagger(autocast=...)``): a trained model's predictions do not change."""
+
+import pytest
+import torch
+
+from entangle.cli import main
+from entangle.data.conll import Sentence
+from entangle.onnx_model import OnnxEntangleModel
+from entangle.predict import Tagger
+from tiny import tiny_model
+
+TRAIN = [
+    Sentence("Empire State Building is in New York".split(), ["B-LOC", "I-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC"]),
+    Sentence("Paul lives in São Paulo".split(), ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
+    Sentence("lol sooo gooood #blessed".split(), ["O", "O", "O", "O"]),
+    Sentence("@paulwalk it's the view".split(), ["B-PER", "O", "O", "O"]),
+]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny model trained until it is sure of its labels, as a real model is of most words (an
+    untrained one is near-uniform, where any rounding flips the argmax)."""
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=1)
+    tagger = Tagger(model, tokenizer, batch_size=2)
+    output = tmp_path_factory.mktemp("autocast") / "run"
+    tagger.fit(TRAIN, TRAIN, output_dir=str(output), epochs=30, batch_size=2, lr=3e-3, new_lr=3e-3, patience=None)
+    return tagger, output
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_autocast_gives_the_float32_predictions(trained, precision):
+    tagger, _ = trained
+    sentences = [s.words for s in TRAIN] + [["New", "York", "lol"]]
+    reference = tagger.probabilities(sentences)
+    half = Tagger(tagger.model, tagger.tokenizer, batch_size=2, autocast=precision).probabilities(sentences)
+    assert tagger.evaluate(TRAIN)["subword"]["f1"] == 1.0  # the model is trained, so its predictions mean something
+    for side in ("subword", "char"):
+        assert any(not torch.equal(a, b) for a, b in zip(reference[side], half[side]))  # half precision did run
+        for a, b in zip(reference[side], half[side]):
+            assert torch.equal(a.argmax(-1), b.argmax(-1)), side
+            assert torch.allclose(a, b, atol=0.02), (side, (a - b).abs().max())  # half precision: close, not equal
+            assert b.dtype == torch.float32
+
+
+def test_autocast_from_the_command_line(trained, tmp_path, capsys):
+    _, output = trained
+    (tmp_path / "in.txt").write_text("Paul lives in New York\n")
+    main(["predict", str(output), "--input", str(tmp_path / "in.txt"), "--autocast", "bf16"])
+    bf16 = capsys.readouterr().out
+    main(["predict", str(output), "--input", str(tmp_path / "in.txt")])
+    fp32 = capsys.readouterr().out
+    labels = [[line.split("\t")[:2] for line in out.splitlines() if line] for out in (bf16, fp32)]
+    assert labels[0] == labels[1] and len(labels[0]) == 5
+
+
+def test_autocast_choices_are_checked(tmp_path):
+    model, tokenizer = tiny_model(m=0, side="subword")
+    with pytest.raises(ValueError, match="autocast must be one of"):
+        Tagger(model, tokenizer, autocast="int8")
+    with pytest.raises(ValueError, match="apply to PyTorch models"):
+        Tagger(OnnxEntangleModel(tmp_path, model.config), tokenizer, autocast="bf16")
