@@ -61,6 +61,8 @@ BACKENDS = ("eager", "onnx", "compile")
 LABELS = ["O", "B-X", "I-X"]
 #: (co-attention width, heads) for ``--part width``; 384 with 12 heads is the default (MiniLM's)
 WIDTHS = [(384, 12), (192, 6), (128, 4), (64, 4)]
+#: what ``--part width`` times per system: inference and training steps, in float32 and under bf16 autocast
+KINDS = ("infer", "train", "infer_bf16", "train_bf16")
 #: suffix of the systems of ``--part width`` trained with the for-loop AdamW instead of the fused one
 LEVER = ", for-loop AdamW"
 #: name -> Tagger.create options
@@ -322,9 +324,9 @@ def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
 def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     """The co-attention width lever: inference (batch 32, WNUT-17 test, subword-side prediction as
     ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads; fused AdamW as
-    ``entangle train``) of each encoder alone and of m=2 at each width in ``WIDTHS``, all in this
-    process on the same batches, alternating over ``rounds`` (median), so the ratios are side by
-    side. Beside them the optimizer lever: training steps of the subword encoder alone and of m=2
+    ``entangle train``) of each encoder alone and of m=2 at each width in ``WIDTHS``, in float32
+    and under bf16 autocast, all in this process on the same batches, alternating over ``rounds``
+    (median), so the ratios are side by side. Beside them the optimizer lever: training steps of the subword encoder alone and of m=2
     at width 384 with the for-loop AdamW (``LEVER``) that training used before."""
     import copy
     import statistics
@@ -359,47 +361,47 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     def sides(name: str) -> tuple[str, ...]:
         return ("char",) if name == "char alone" else ("subword",)
 
-    def infer_pass(name: str) -> None:
-        if name.endswith(LEVER):  # a training lever: its inference is its reference's
-            return
-        with torch.inference_mode():
+    def infer_pass(name: str, bf16: bool) -> None:
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             for batch in infer_batches:
                 models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides(name))
 
     optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(parameter_groups(model, 5e-5, 5e-4, 0.01))
                   for name, model in models.items()}
 
-    def train_pass(name: str) -> None:
+    def train_pass(name: str, bf16: bool) -> None:
         model = models[name].train()
         for batch in train_batches:
-            model(**batch).loss.backward()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the forward pass, as Accelerate does
+                loss = model(**batch).loss
+            loss.backward()
             optimizers[name].step()
             optimizers[name].zero_grad()
         model.eval()
 
-    timings = {name: {"infer": [], "train": []} for name in models}
+    # A training lever (LEVER) is timed in float32 training only: its inference is its reference's.
+    kinds = {name: KINDS[1:2] if name.endswith(LEVER) else KINDS for name in models}
+    timings = {name: {kind: [] for kind in kinds[name]} for name in models}
     for name in models:  # warm-up
-        infer_pass(name)
+        infer_pass(name, bf16=False)
+        infer_pass(name, bf16=True)
     for _ in range(rounds):
         for name in models:
-            for kind, run in (("infer", infer_pass), ("train", train_pass)):
+            for kind in kinds[name]:
                 start = time.perf_counter()
-                run(name)
+                (infer_pass if kind.startswith("infer") else train_pass)(name, bf16=kind.endswith("bf16"))
                 timings[name][kind].append(time.perf_counter() - start)
     words = sum(map(len, test))
     rows = {}
     for name, passes in timings.items():
-        train_s = statistics.median(passes["train"])
-        rows[name] = {"train_s": train_s, "steps_per_s": len(train_batches) / train_s, "passes": passes,
-                      "parameters_m": sum(p.numel() for p in models[name].parameters()) / 1e6}
-        if not name.endswith(LEVER):
-            rows[name]["infer_s"] = statistics.median(passes["infer"])
-            rows[name]["words_per_s"] = words / rows[name]["infer_s"]
-    floor = {kind: rows["char alone"][kind] + rows["subword alone"][kind] for kind in ("infer_s", "train_s")}
+        rows[name] = {f"{kind}_s": statistics.median(times) for kind, times in passes.items()}
+        rows[name].update(passes=passes, parameters_m=sum(p.numel() for p in models[name].parameters()) / 1e6)
+        for kind in passes:
+            rows[name][f"{kind}_per_s"] = (words if kind.startswith("infer") else len(train_batches)) / rows[name][f"{kind}_s"]
     for name, row in rows.items():
-        if "infer_s" in row:
-            row["infer_overhead"] = row["infer_s"] / floor["infer_s"] - 1
-        row["train_overhead"] = row["train_s"] / floor["train_s"] - 1
+        for kind in kinds[name]:
+            floor = rows["char alone"][f"{kind}_s"] + rows["subword alone"][f"{kind}_s"]
+            row[f"{kind}_overhead"] = row[f"{kind}_s"] / floor - 1
         if name.endswith(LEVER):  # how much faster the fused AdamW makes the same training
             row["fused_speedup"] = row["train_s"] / rows[name.removesuffix(LEVER)]["train_s"]
     return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches)}
@@ -595,27 +597,31 @@ def write_width_section(results: dict) -> None:
     if "systems" not in width:
         replace_section("speed-width", _machine_line(results) + f"\n\nfailed: {width.get('error', '?')}")
         return
-    lines = ["| system | parameters | inference words/s (batch 32) | inference overhead vs char + subword alone | "
-             "training steps/s (batch 16) | step overhead vs char + subword alone |", "|---|---|---|---|---|---|"]
-    for name, row in width["systems"].items():
-        if name.endswith(LEVER):
-            continue
-        infer, train = ("", "") if name.endswith("alone") else (
-            f"{100 * row['infer_overhead']:+.0f}%", f"{100 * row['train_overhead']:+.0f}%")
-        lines.append(f"| {name} | {row['parameters_m']:.1f} M | {row['words_per_s']:.0f} | {infer} | "
-                     f"{row['steps_per_s']:.2f} | {train} |")
+
+    def overhead(name: str, row: dict, kind: str) -> str:
+        return "" if name.endswith("alone") else f"{100 * row[f'{kind}_overhead']:+.0f}%"
+
+    lines = ["| system | parameters | precision | inference words/s (batch 32) | inference overhead vs char + subword "
+             "alone | training steps/s (batch 16) | step overhead vs char + subword alone |",
+             "|---|---|---|---|---|---|---|"]
+    for precision, suffix in (("float32", ""), ("bf16 autocast", "_bf16")):
+        for name, row in width["systems"].items():
+            if not name.endswith(LEVER):
+                lines.append(f"| {name} | {row['parameters_m']:.1f} M | {precision} | {row[f'infer{suffix}_per_s']:.0f} | "
+                             f"{overhead(name, row, 'infer' + suffix)} | {row[f'train{suffix}_per_s']:.2f} | "
+                             f"{overhead(name, row, 'train' + suffix)} |")
     lines += ["", "| system | training steps/s, fused AdamW (as above) | for-loop AdamW | fused speed-up |",
               "|---|---|---|---|"]
     for name, row in width["systems"].items():
         if name.endswith(LEVER):
             reference = width["systems"][name.removesuffix(LEVER)]
-            lines.append(f"| {name.removesuffix(LEVER)} | {reference['steps_per_s']:.2f} | {row['steps_per_s']:.2f} | "
+            lines.append(f"| {name.removesuffix(LEVER)} | {reference['train_per_s']:.2f} | {row['train_per_s']:.2f} | "
                          f"{row['fused_speedup']:.2f}× |")
     lines += ["", f"{width['sentences']} WNUT-17 test sentences ({width['words']} words) per inference pass, "
               f"{width['train_steps']} training batches per training pass; median of 3 alternating passes; peak "
-              f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB."]
+              f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB. The overheads "
+              "under bf16 are against the two encoders alone under bf16."]
     replace_section("speed-width", _machine_line(results) + "\n\n" + "\n".join(lines))
-
 
 
 def write_autocast_section(results: dict) -> None:
