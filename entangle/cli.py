@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--side", choices=("subword", "char", "both"),
                        help="which heads are trained; both = sum of the two losses (default both; subword with "
                        "--fusion charbert)")
+    train.add_argument("--isolate-sides", action="store_true", help="with --side both: each side reads the other's "
+                       "states without passing gradients back, so each head's loss trains only its own side (the "
+                       "summed loss otherwise lets the character head pull the subword encoder; benchmarks/RESULTS.md)")
     train.add_argument("--fusion", choices=FUSIONS, default="coattention", help="how characters and subwords are "
                        "joined: coattention (the entanglement model) or charbert (CharBERT-style, Ma et al. 2020: a "
                        "character channel through the subword encoder's layers; no character encoder, -m 0, subword "
@@ -293,7 +296,7 @@ def run_train(args: argparse.Namespace) -> None:
     set_seed(args.seed)  # the new layers' initialisation is part of what the seed reproduces
     tagger = Tagger.create(
         args.char, args.subword, labels, m=m, side=side, task=corpus.task, fusion=args.fusion,
-        predict_side=args.predict_side,
+        predict_side=args.predict_side, isolate_sides=args.isolate_sides,
         **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords),
                              ("hidden_size", args.coattention_width), ("num_attention_heads", args.coattention_heads),
                              ("intermediate_size", args.coattention_ffn)) if v},

@@ -79,6 +79,16 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
         main(["train", "--resume", str(tmp_path)])
 
 
+def test_isolated_sides_from_the_command_line(tmp_path, encoders, data):
+    out = tmp_path / "run"
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "1", "--isolate-sides", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+    assert json.loads((out / "model" / "config.json").read_text())["isolate_sides"] is True
+    with pytest.raises(SystemExit, match="isolate_sides separates the two heads' losses: it needs side='both'"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              "-m", "1", "--side", "subword", "--isolate-sides", "--output", str(tmp_path / "other")])
+
+
 def test_bad_input_is_one_clear_error(tmp_path, encoders, data):
     with pytest.raises(SystemExit, match=r"co-attention width \(30\) must be a multiple of its heads \(4\)"):
         main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),

@@ -122,6 +122,31 @@ def test_both_sides_loss_is_the_sum_of_the_two_losses():
     assert torch.allclose(out.loss, expected)
 
 
+@pytest.mark.parametrize("m", [1, 2])
+def test_isolated_sides_train_each_side_by_its_own_loss_only(m):
+    """Same forward pass; the subword loss reaches no character-side parameter and the character
+    loss no subword-side one (without isolation, each reaches the other side's encoder)."""
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=m)  # in eval mode: no dropout
+    isolated = EntangleForTokenClassification(EntangleConfig(**{**model.config.to_dict(), "isolate_sides": True})).eval()
+    isolated.load_state_dict(model.state_dict())
+    batch = batch_for(model, tokenizer, SENTENCES)
+    out, out_isolated = model(**batch), isolated(**batch)
+    assert torch.equal(out.subword_logits, out_isolated.subword_logits) and torch.equal(out.char_logits, out_isolated.char_logits)
+
+    def reached(net, side: str) -> set[str]:
+        net.zero_grad()
+        getattr(net(**batch), f"{side}_logits").square().sum().backward()
+        return {name.split(".")[1] + ("." + name.split(".")[2] if name.startswith("entangle.coattention") else "")
+                for name, p in net.named_parameters() if p.grad is not None and p.grad.abs().sum() > 0}
+
+    assert {"char_encoder", "coattention.char_layers"}.isdisjoint(reached(isolated, "subword"))
+    assert {"subword_encoder", "coattention.subword_layers"}.isdisjoint(reached(isolated, "char"))
+    assert "char_encoder" in reached(model, "subword") and "subword_encoder" in reached(model, "char")
+    with pytest.raises(ValueError, match="isolate_sides .* needs side='both'"):
+        EntangleConfig(**{**model.config.to_dict(), "isolate_sides": True, "side": "subword"})
+
+
 @pytest.mark.parametrize("char", ["builtin", "canine"])
 def test_save_and_load_give_identical_logits(tmp_path, char):
     model, tokenizer = tiny_model(m=2, char=char)

@@ -76,10 +76,12 @@ class CoAttentionModule(nn.Module):
 
 
 class CoAttentionStack(nn.Module):
-    """``m`` co-attention modules per side, separate weights per side and per module."""
+    """``m`` co-attention modules per side, separate weights per side and per module.
+    ``isolate_sides``: each side reads the other's states detached (see ``EntangleConfig``)."""
 
-    def __init__(self, num_layers: int, **block_kwargs):
+    def __init__(self, num_layers: int, isolate_sides: bool = False, **block_kwargs):
         super().__init__()
+        self.isolate_sides = isolate_sides
         self.subword_layers = nn.ModuleList(CoAttentionModule(**block_kwargs) for _ in range(num_layers))
         self.char_layers = nn.ModuleList(CoAttentionModule(**block_kwargs) for _ in range(num_layers))
 
@@ -90,11 +92,16 @@ class CoAttentionStack(nn.Module):
         skipped (nothing reads it), which saves a module's work when one side predicts."""
         last = len(self.subword_layers) - 1
         for i, (subword_layer, char_layer) in enumerate(zip(self.subword_layers, self.char_layers)):
+            # What each side reads of the other: the same values, without a way back for gradients
+            # when the sides are isolated.
+            char_context, subword_context = (
+                (char_states.detach(), subword_states.detach()) if self.isolate_sides else (char_states, subword_states)
+            )
             # Both updates read the states of this module: the tuple assignment keeps them parallel.
             subword_states, char_states = (
-                subword_layer(subword_states, subword_mask, char_states, char_mask)
+                subword_layer(subword_states, subword_mask, char_context, char_mask)
                 if i < last or "subword" in sides else None,
-                char_layer(char_states, char_mask, subword_states, subword_mask)
+                char_layer(char_states, char_mask, subword_context, subword_mask)
                 if i < last or "char" in sides else None,
             )
         return char_states, subword_states

@@ -58,6 +58,11 @@ class EntangleConfig(PreTrainedConfig):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
             Which heads are trained: `subword`, `char` or `both` (sum of the two losses).
+        isolate_sides (`bool`, defaults to `False`):
+            With `side="both"`: each side reads the other side's states without passing gradients
+            back, so each head's loss trains only its own side (encoder, co-attention, head), as if
+            each side were trained alone, in one run. Without it the character head's loss also
+            trains the subword encoder, which costs the subword side (benchmarks/RESULTS.md).
         predict_side (`str`, *optional*):
             Which head gives predictions; defaults to `side` (or `subword` for `both`).
         max_chars (`int`, *optional*):
@@ -106,6 +111,7 @@ class EntangleConfig(PreTrainedConfig):
     layer_norm_eps: float = 1e-12
     initializer_range: float = 0.02
     side: str = "both"
+    isolate_sides: bool = False
     predict_side: str | None = None
     max_chars: int | None = None
     max_subwords: int | None = None
@@ -124,6 +130,9 @@ class EntangleConfig(PreTrainedConfig):
             self.predict_side = "subword" if self.side == "both" else self.side
         if self.predict_side not in self.trained_sides:
             raise ConfigError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+        if self.isolate_sides and (self.side != "both" or not self.num_coattention_layers):
+            raise ConfigError(f"isolate_sides separates the two heads' losses: it needs side='both' and co-attention "
+                              f"(m > 0), got side={self.side!r}, m={self.num_coattention_layers}")
         task_sides = get_task(self.task).sides
         if not set(self.trained_sides) <= set(task_sides):
             raise ConfigError(f"the {self.task} task is predicted from the {' or '.join(task_sides)} side "

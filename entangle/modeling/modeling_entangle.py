@@ -76,6 +76,7 @@ class EntangleModel(EntanglePreTrainedModel):
         )
         self.coattention = CoAttentionStack(
             config.num_coattention_layers,
+            isolate_sides=config.isolate_sides,
             hidden_size=config.hidden_size,
             num_heads=config.num_attention_heads,
             intermediate_size=config.intermediate_size,
