@@ -205,7 +205,6 @@ def backends(system: str, batch_size: int, n: int, onnx_dir: str, rounds: int = 
     (``warmup_s``: for ``compile`` it includes compiling, with an empty compile cache); words/s is
     the median of ``rounds`` passes."""
     import os
-    import statistics
 
     from entangle.predict import Tagger
 
@@ -214,17 +213,26 @@ def backends(system: str, batch_size: int, n: int, onnx_dir: str, rounds: int = 
     eager = tagger(system, batch_size)
     compiled = Tagger(eager.model, eager.tokenizer, batch_size, compile=True)  # torch.compile(dynamic=True)
     models = {"eager": eager, "onnx": Tagger.from_pretrained(onnx_dir, batch_size=batch_size), "compile": compiled}
-    sentences = test_words("wnut17", n)
+    return alternating_passes(models, test_words("wnut17", n), 2 * batch_size, rounds, ("subword",))
+
+
+def alternating_passes(taggers: dict, sentences: list[list[str]], warmup: int, rounds: int,
+                       sides: tuple[str, ...] | None = None) -> dict:
+    """``{name: {"warmup_s", "passes", "words_per_s"}}``: each tagger's probabilities on
+    ``sentences``, the taggers' passes alternating (a change in the machine's load hits all
+    alike) after a warm-up on the first ``warmup`` sentences; words/s is the median of ``rounds``."""
+    import statistics
+
     words = sum(map(len, sentences))
     results = {}
-    for name, model in models.items():
+    for name, model in taggers.items():
         start = time.perf_counter()
-        model.probabilities(sentences[: 2 * batch_size], ("subword",))
+        model.probabilities(sentences[:warmup], sides)
         results[name] = {"warmup_s": time.perf_counter() - start, "passes": []}
     for _ in range(rounds):
-        for name, model in models.items():
+        for name, model in taggers.items():
             start = time.perf_counter()
-            model.probabilities(sentences, ("subword",))
+            model.probabilities(sentences, sides)
             results[name]["passes"].append(words / (time.perf_counter() - start))
     for row in results.values():
         row["words_per_s"] = statistics.median(row["passes"])
@@ -235,8 +243,6 @@ def autocast_cost(model_dir: str, batch_size: int, n: int, rounds: int = 3) -> d
     """A trained model in float32 and under each autocast type, sharing its weights: words/s on
     the first ``n`` WNUT-17 test sentences (passes alternating, median of ``rounds``), then test
     scores and agreement with float32 per trained side on the whole test set (not for ``SPEED_ONLY``)."""
-    import statistics
-
     from entangle.data.corpus import load_corpus
     from entangle.predict import Tagger
 
@@ -245,17 +251,8 @@ def autocast_cost(model_dir: str, batch_size: int, n: int, rounds: int = 3) -> d
                for precision in PRECISIONS}
     test = load_corpus("wnut17", splits=("test",)).split("test")
     sentences = [s.words for s in test[:n]]
-    words = sum(map(len, sentences))
-    passes = {precision: [] for precision in PRECISIONS}
-    for tagger in taggers.values():
-        tagger.probabilities(sentences[:batch_size])  # warm-up
-    for _ in range(rounds):
-        for precision, tagger in taggers.items():
-            start = time.perf_counter()
-            tagger.probabilities(sentences)
-            passes[precision].append(words / (time.perf_counter() - start))
-    rows = {(precision or "fp32"): {"words_per_s": statistics.median(times), "passes": times}
-            for precision, times in passes.items()}
+    rows = {(precision or "fp32"): row
+            for precision, row in alternating_passes(taggers, sentences, batch_size, rounds).items()}
     predicted = {}
     for precision, tagger in taggers.items():
         if precision in SPEED_ONLY:
@@ -266,7 +263,7 @@ def autocast_cost(model_dir: str, batch_size: int, n: int, rounds: int = 3) -> d
         row["agreement"] = {side: _agreement(labels, predicted[None][side]) for side, labels in predicted[precision].items()}
     config = reference.model.config
     return {"model": model_dir, "m": config.num_coattention_layers, "side": config.side, "sentences": len(sentences),
-            "words": words, "test_words": sum(len(s.words) for s in test), "precisions": rows}
+            "words": sum(map(len, sentences)), "test_words": sum(len(s.words) for s in test), "precisions": rows}
 
 
 def _agreement(labels: list[list[str]], reference: list[list[str]]) -> float:

@@ -146,6 +146,11 @@ def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -
     return ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
 
 
+def train_command(config: BenchConfig, dataset: str, system: str, seed: int) -> str:
+    """The run's ``entangle train`` command as ``result.json`` records it (and as it is checked)."""
+    return "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
+
+
 def _history(log: Path) -> list[dict]:
     """Per epoch: training loss and each side's main dev score, to see how a system converged."""
     history = []
@@ -164,7 +169,7 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
     if not path.is_file():
         return None
     result = json.loads(path.read_text())
-    command = "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
+    command = train_command(config, dataset, system, seed)
     if result["command"] != command:
         raise BenchConfigError(f"{path}: ran `{result['command']}`, but this grid's {system!r} is `{command}`; "
                                "rename the system or move the old result away")
@@ -192,7 +197,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed,
-        "command": "entangle train " + " ".join(arguments),
+        "command": train_command(config, dataset, system, seed),
         "test": json.loads((directory / "test.json").read_text())["results"],
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),

@@ -18,7 +18,7 @@ from entangle.bench import (
     run_bench,
     run_dir,
     sentence_counts,
-    train_arguments,
+    train_command,
 )
 from entangle.cli import main
 
@@ -81,8 +81,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
 
 def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
     """What ``run_one`` leaves in ``result.json``, with the given test F1 per side."""
-    command = "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
-    return {"dataset": dataset, "system": system, "seed": seed, "command": command,
+    return {"dataset": dataset, "system": system, "seed": seed, "command": train_command(config, dataset, system, seed),
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
 
