@@ -321,7 +321,7 @@ def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
             "parameters_m": sum(p.numel() for p in model.parameters()) / 1e6}
 
 
-def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
+def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
     """The co-attention width lever: inference (batch 32, WNUT-17 test, subword-side prediction as
     ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads; fused AdamW as
     ``entangle train``) of each encoder alone and of m=2 at each width in ``WIDTHS``, in float32
@@ -382,9 +382,9 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
     # A training lever (LEVER) is timed in float32 training only: its inference is its reference's.
     kinds = {name: KINDS[1:2] if name.endswith(LEVER) else KINDS for name in models}
     timings = {name: {kind: [] for kind in kinds[name]} for name in models}
-    for name in models:  # warm-up
-        infer_pass(name, bf16=False)
-        infer_pass(name, bf16=True)
+    for name in models:  # warm-up, a training pass too: its first one allocates the optimizer's state
+        for kind in kinds[name]:
+            (infer_pass if kind.startswith("infer") else train_pass)(name, bf16=kind.endswith("bf16"))
     for _ in range(rounds):
         for name in models:
             for kind in kinds[name]:
@@ -404,7 +404,7 @@ def width_cost(n: int, steps: int, rounds: int = 3) -> dict:
             row[f"{kind}_overhead"] = row[f"{kind}_s"] / floor - 1
         if name.endswith(LEVER):  # how much faster the fused AdamW makes the same training
             row["fused_speedup"] = row["train_s"] / rows[name.removesuffix(LEVER)]["train_s"]
-    return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches)}
+    return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches), "rounds": rounds}
 
 
 def one(kind: str, arguments: list[str]) -> None:
@@ -618,7 +618,8 @@ def write_width_section(results: dict) -> None:
             lines.append(f"| {name.removesuffix(LEVER)} | {reference['train_per_s']:.2f} | {row['train_per_s']:.2f} | "
                          f"{row['fused_speedup']:.2f}× |")
     lines += ["", f"{width['sentences']} WNUT-17 test sentences ({width['words']} words) per inference pass, "
-              f"{width['train_steps']} training batches per training pass; median of 3 alternating passes; peak "
+              f"{width['train_steps']} training batches per training pass; median of {width['rounds']} alternating passes "
+              f"after a warm-up pass of each; peak "
               f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB. The overheads "
               "under bf16 are against the two encoders alone under bf16."]
     replace_section("speed-width", _machine_line(results) + "\n\n" + "\n".join(lines))
