@@ -385,10 +385,11 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
         options = config.systems[system]
         default_m = 0 if options.get("fusion") == "charbert" else 2  # as entangle train resolves it
         m = int(options.get("m", options.get("coattention_layers", default_m)))
-        variant = {k: v for k, v in options.items() if k not in ("m", "coattention_layers", "side")}
+        variant = ", ".join(key if value is True else f"{key} {value}" for key, value in options.items()
+                            if key not in ("m", "coattention_layers", "side"))
         for side, entry in sides.items():
             if m > 0:
-                grouped.setdefault(f"{side} side" + (f" {variant}" if variant else ""), []).append((m, entry["test"]))
+                grouped.setdefault(f"{side} side" + (f" ({variant})" if variant else ""), []).append((m, entry["test"]))
             else:
                 flat.append((f"{system} ({side})", entry["test"]))
     for label, points in grouped.items():
