@@ -376,6 +376,8 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
 def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     """Score against m for the systems that differ only in m (each side a line, with the standard
     deviation as error bars); every other system as a horizontal line."""
+    from matplotlib.ticker import MaxNLocator
+
     from .plots import plt
 
     figure, axis = plt.subplots(figsize=(6, 4))
@@ -401,6 +403,7 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     score = next(iter(next(iter(systems.values())).values()))["score"]
     axis.set(title=f"{dataset}: test {score} (mean over seeds)", xlabel="co-attention modules per side (m)",
              ylabel=f"{score} × 100")
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # m is a count, even with one value plotted
     axis.grid(alpha=0.3)
     axis.legend(fontsize=7)
     figure.tight_layout()
