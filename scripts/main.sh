@@ -2,7 +2,7 @@
 # The main job on the embedded defaults: set up, train the entanglement model (built-in
 # character encoder + all-MiniLM-L6-v2, m = 2, both heads, each loss training only its own side)
 # on WNUT-17, evaluate it on the test set, and tag an example sentence. One epoch (EPOCHS=N for
-# more): about 7 minutes on 2 idle CPU cores.
+# more): 6 to 9 minutes on 2 otherwise idle CPU cores (benchmarks/RESULTS.md, "The main job").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
