@@ -143,7 +143,29 @@ def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int) 
 
 
 def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -> list[str]:
-    return ["--data", dataset, "--seed", str(seed), *_options(config.train), *_options(config.systems[system])]
+    """The budget's options with the system's on top (a system may train longer than the budget, say)."""
+    return ["--data", dataset, "--seed", str(seed), *_options({**config.train, **config.systems[system]})]
+
+
+# Options that say where a run goes, not what it computes.
+_PLACEMENT = {"command", "config", "output", "resume", "save_steps"}
+
+
+def resolved_options(arguments: list[str]) -> dict:
+    """Every ``entangle train`` option of these arguments, defaults filled in. A run is reused only
+    if these match: the command line alone would hide a changed default."""
+    from .cli import parse_args  # cli imports this module
+
+    try:
+        values = vars(parse_args(["train", *arguments]))
+    except SystemExit:  # argparse has printed why
+        raise BenchConfigError(f"`entangle train {' '.join(arguments)}` is not a valid command") from None
+    return {key: value for key, value in values.items() if key not in _PLACEMENT}
+
+
+def _differences(ran: dict, wanted: dict) -> str:
+    keys = sorted(key for key in set(ran) | set(wanted) if ran.get(key, "unset") != wanted.get(key, "unset"))
+    return ", ".join(f"{key} {ran.get(key, 'unset')!r} (grid: {wanted.get(key, 'unset')!r})" for key in keys)
 
 
 def train_command(config: BenchConfig, dataset: str, system: str, seed: int) -> str:
@@ -163,17 +185,32 @@ def _history(log: Path) -> list[dict]:
 
 def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -> dict | None:
     """The run's ``result.json``, or ``None`` if it has not finished. Results are found by system
-    name, so one that ran another command (the system or budget edited since, or another grid
-    sharing the results folder with another meaning for the name) is refused, not reused."""
+    name, so one that ran with other options (the system, the budget or a default changed since,
+    or another grid sharing the results folder with another meaning for the name) is refused, not
+    reused."""
     path = result_dir(config, dataset, system, seed) / RESULT
     if not path.is_file():
         return None
     result = json.loads(path.read_text())
-    command = train_command(config, dataset, system, seed)
-    if result["command"] != command:
-        raise BenchConfigError(f"{path}: ran `{result['command']}`, but this grid's {system!r} is `{command}`; "
-                               "rename the system or move the old result away")
+    if "options" not in result:
+        raise BenchConfigError(f"{path}: records no options (written by an older entangle); move it away to rerun it")
+    wanted = resolved_options(train_arguments(config, dataset, system, seed))
+    if result["options"] != wanted:
+        raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(result['options'], wanted)}; "
+                               f"rename the system {system!r} or move the old result away")
     return result
+
+
+def _check_resumable(directory: Path, wanted: dict) -> None:
+    """Refuse to continue an interrupted run whose options the grid has changed since it started."""
+    from .cli import RUN_ARGS
+
+    saved = json.loads((directory / RUN_ARGS).read_text())
+    ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
+    wanted = {key: wanted[key] for key in ran}
+    if ran != wanted:
+        raise BenchConfigError(f"{directory}: started with {_differences(ran, wanted)}; "
+                               "delete the directory to start the run again with the grid's options")
 
 
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
@@ -188,6 +225,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
     if (directory / "checkpoint").is_dir():  # interrupted: continue exactly where it stopped
+        _check_resumable(directory, resolved_options(arguments))
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
     else:
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
@@ -197,7 +235,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed,
-        "command": train_command(config, dataset, system, seed),
+        "command": train_command(config, dataset, system, seed), "options": resolved_options(arguments),
         "test": json.loads((directory / "test.json").read_text())["results"],
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
@@ -456,6 +494,8 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
     todo = [] if report_only else [key for key in grid if (datasets is None or key[0] in datasets)
                                    and (systems is None or key[1] in systems)]
+    for key in todo:  # a mistyped option stops the grid before anything trains
+        resolved_options(train_arguments(config, *key))
     threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes
         futures = {pool.submit(run_one, config, *key, threads): key for key in todo}

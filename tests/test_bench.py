@@ -15,9 +15,11 @@ from entangle.bench import (
     BenchRunError,
     corpus_score,
     paired_bootstrap,
+    resolved_options,
     run_bench,
     run_dir,
     sentence_counts,
+    train_arguments,
     train_command,
 )
 from entangle.cli import main
@@ -82,6 +84,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
 def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
     """What ``run_one`` leaves in ``result.json``, with the given test F1 per side."""
     return {"dataset": dataset, "system": system, "seed": seed, "command": train_command(config, dataset, system, seed),
+            "options": resolved_options(train_arguments(config, dataset, system, seed)),
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
 
@@ -116,17 +119,52 @@ def test_macro_average_over_datasets_per_seed(tmp_path):
         run_bench(config, systems=["other"])
 
 
-def test_a_result_of_another_command_is_refused(tmp_path):
-    """Results are found by system name; editing a system after it ran must not reuse its result."""
+def test_a_result_is_reused_only_with_the_same_options(tmp_path):
+    """Results are found by system name; a system edited after it ran, or a default changed since,
+    must not reuse its result. The command's wording alone does not matter."""
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "side": "both"}})
     directory = run_dir(config, "lang-a", "ent", 42)
     directory.mkdir(parents=True)
-    (directory / "result.json").write_text(json.dumps(fake_result(config, "lang-a", "ent", 42, {"subword": 0.5})))
+    result = fake_result(config, "lang-a", "ent", 42, {"subword": 0.5})
+    (directory / "result.json").write_text(json.dumps(result))
+    assert "| ent | subword |" in run_bench(config, report_only=True)
+    config.train = {"epochs": 5}  # the default, now spelled out: the same run
     assert "| ent | subword |" in run_bench(config, report_only=True)
     config.systems["ent"]["m"] = 2
-    with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: ran `entangle train .* -m 1 .*`, but "
-                                                r"this grid's 'ent' is `.* -m 2 .*`"):
+    with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: ran `entangle train .* -m 1 .*` with "
+                                                r"coattention_layers 1 \(grid: 2\); rename the system 'ent'"):
         run_bench(config)
+    config.systems["ent"]["m"] = 1
+    # The same command under an older default (as if --epochs had defaulted to 3 when it ran).
+    (directory / "result.json").write_text(json.dumps({**result, "options": {**result["options"], "epochs": 3}}))
+    with pytest.raises(BenchConfigError, match=r"with epochs 3 \(grid: 5\)"):
+        run_bench(config, report_only=True)
+    (directory / "result.json").write_text(json.dumps({k: v for k, v in result.items() if k != "options"}))
+    with pytest.raises(BenchConfigError, match="records no options"):
+        run_bench(config, report_only=True)
+
+
+def test_a_system_overrides_the_budget_once():
+    config = BenchConfig(output="x", datasets=["d"], train={"epochs": 3, "batch-size": 16},
+                         systems={"long": {"m": 0, "side": "char", "epochs": 20}})
+    assert train_command(config, "d", "long", 1) == "entangle train --data d --seed 1 --epochs 20 --batch-size 16 -m 0 --side char"
+
+
+def test_an_interrupted_run_edited_since_is_not_resumed(tmp_path):
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "side": "both"}})
+    directory = run_dir(config, "lang-a", "ent", 42)
+    (directory / "checkpoint").mkdir(parents=True)
+    options = resolved_options(train_arguments(config, "lang-a", "ent", 42))
+    (directory / "run_args.json").write_text(json.dumps({**options, "coattention_layers": 2, "output": str(directory)}))
+    with pytest.raises(BenchConfigError, match=r"ent/seed-42: started with coattention_layers 2 \(grid: 1\); delete"):
+        run_bench(config)
+
+
+def test_a_mistyped_option_stops_the_grid_before_training(tmp_path, capsys):
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "sides": "both"}})
+    with pytest.raises(BenchConfigError, match=r"`entangle train --data lang-a --seed 42 -m 1 --sides both` is not a valid"):
+        run_bench(config)
+    assert "unrecognized arguments: --sides both" in capsys.readouterr().err
 
 
 def test_bad_configs_are_named(tmp_path):
@@ -145,6 +183,6 @@ def test_bad_configs_are_named(tmp_path):
 def test_a_failing_run_stops_the_grid_with_its_directory_named(tmp_path):
     data = write_dataset(tmp_path / "tiny")
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data)], seeds=[1, 2],
-                         systems={"broken": {"m": 0, "side": "neither"}})
-    with pytest.raises(BenchRunError, match=r"bench/tiny/broken/seed-\d: entangle.cli train failed \(exit 2\)"):
+                         systems={"broken": {"m": 1, "coattention-width": 10, "coattention-heads": 3}})
+    with pytest.raises(BenchRunError, match=r"bench/tiny/broken/seed-\d: entangle.cli train failed \(exit \d+\)"):
         run_bench(config, workers=2)
