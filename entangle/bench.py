@@ -239,7 +239,8 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "test": json.loads((directory / "test.json").read_text())["results"],
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
-        "peak_memory_mb": summary.get("peak_memory_mb"), "history": _history(directory / METRICS_LOG),
+        "peak_memory_mb": summary.get("peak_memory_mb"), "devices": summary["devices"],
+        **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary}, "history": _history(directory / METRICS_LOG),
         "versions": _versions(), "commit": _commit(),
     }
     results.mkdir(parents=True, exist_ok=True)
@@ -294,6 +295,15 @@ def markdown_table(dataset: str, systems: dict) -> str:
         lines.append(f"| {system} | {side} | {entry['test']['n']} | {cells['dev']} | {cells['test']} | {per_seed} | "
                      f"{entry['train_time_s']['mean'] / 60:.1f} min | {entry['peak_memory_mb']['mean']:.0f} MB |")
     return f"### {dataset}\n\n" + "\n".join(lines)
+
+
+def devices_line(results: list[dict]) -> str:
+    """Where the runs trained, since the training-time column means little across machines."""
+    counts: dict[str, int] = {}
+    for r in results:
+        name = " + ".join(r.get("devices") or ["not recorded"])
+        counts[name] = counts.get(name, 0) + 1
+    return "Trained on: " + "; ".join(f"{name} ({n} run{'s' * (n > 1)})" for name, n in sorted(counts.items())) + "."
 
 
 def macro_average(summary: dict, datasets: list[str]) -> dict:
@@ -458,7 +468,8 @@ def report(config: BenchConfig, results: list[dict]) -> str:
     for dataset, systems in summary.items():
         png = output / f"{_slug(Path(dataset).name)}.png"
         plot(dataset, systems, config, png)
-        parts.append(markdown_table(dataset, systems) + f"\n\n![{dataset}]({png.name})")
+        parts.append(markdown_table(dataset, systems) + "\n\n" + devices_line([r for r in results if r["dataset"] == dataset])
+                     + f"\n\n![{dataset}]({png.name})")
         if dataset in comparison:
             c = comparison[dataset]
             b = c["bootstrap"]

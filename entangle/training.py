@@ -104,6 +104,13 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def device_name(device: torch.device) -> str:
+    """What a run trained on: training times compare only like with like."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"{device.type}, {torch.get_num_threads()} threads"
+
+
 def swap_in(temporary: Path, directory: Path) -> None:
     """Replace ``directory`` by the complete ``temporary``: a kill at any moment leaves either the
     previous complete directory or the new one (at worst as ``.old`` beside ``.tmp``)."""
@@ -148,11 +155,13 @@ class LoopState:
         self.log_lines = 0
         self.elapsed = 0.0
         self.peak_memory_mb = 0.0  # over every process that trained this run (a resumed one too)
+        self.peak_gpu_memory_mb = 0.0
+        self.devices: list[str] = []  # a resumed run may go on elsewhere
         # The shuffling generator as it was when the current epoch drew its batch order.
         self.epoch_generator_state = generator.get_state()
 
     _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "log_lines", "elapsed",
-               "peak_memory_mb")
+               "peak_memory_mb", "peak_gpu_memory_mb", "devices")
 
     def state_dict(self) -> dict:
         return {**{name: getattr(self, name) for name in self._FIELDS},
@@ -208,6 +217,9 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
         nonlocal started
         state.elapsed += time.perf_counter() - started
         state.peak_memory_mb = max(state.peak_memory_mb, peak_memory_mb())
+        if accelerator.device.type == "cuda":
+            state.peak_gpu_memory_mb = max(state.peak_gpu_memory_mb, torch.cuda.max_memory_allocated() / 2**20)
+        state.devices = sorted({*state.devices, device_name(accelerator.device)})
         save_checkpoint(accelerator, output / CHECKPOINT_DIR)
         started = time.perf_counter()
 
@@ -283,7 +295,9 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     progress.close()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
-               "steps": state.step, "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb()))}
+               "steps": state.step, "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
+               "devices": state.devices, **({"peak_gpu_memory_mb": round(state.peak_gpu_memory_mb)}
+                                            if state.peak_gpu_memory_mb else {})}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
         if (output / BEST_DIR).is_dir():
