@@ -24,6 +24,9 @@ heads: speed does not depend on the weights' values.
   float32 and under bf16 and fp16 autocast (``Tagger(autocast=...)``), one process per model
   alternating the three (words/s at batch 32, median), and test F1 and agreement with the
   float32 predictions on the whole test set (fp16, several times slower on a CPU: speed only);
+- the cost in operations (``--part cost``): floating-point operations of the width part's systems
+  on its batches (``FlopCounterMode``) beside the overheads that part timed, and the share of
+  inference time spent in the kernels doing that arithmetic: does arithmetic explain the overhead?
 - the paper's sizes (``--part paper-size``): random encoders of CANINE-s's and RoBERTa-base's
   size (``CanineConfig()``, ``RobertaConfig()`` defaults) with m=2, inference on a few batches:
   the time of the entanglement (projections, co-attention, heads) against the two encoders'.
@@ -55,6 +58,7 @@ SECTION = "speed"
 PARTS = {"grid": (RESULTS_JSON, SECTION), "backends": (RESULTS_DIR / "speed_backends.json", "speed-backends"),
          "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size"),
          "width": (RESULTS_DIR / "speed_width.json", "speed-width"),
+         "cost": (RESULTS_DIR / "speed_cost.json", "speed-cost"),
          "autocast": (RESULTS_DIR / "speed_autocast.json", "speed-autocast")}
 PRECISIONS = (None, "bf16", "fp16")  # Tagger(autocast=...): float32, then the two half-precision types
 #: timed but not scored on the whole test set: fp16 runs several times slower than float32 on a CPU
@@ -321,75 +325,92 @@ def paper_size(encoders: str, batch_size: int, n: int, rounds: int = 3) -> dict:
             "parameters_m": sum(p.numel() for p in model.parameters()) / 1e6}
 
 
-def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
-    """The co-attention width lever: inference (batch 32, WNUT-17 test, subword-side prediction as
-    ``predict`` does) and training steps (batch 16, WNUT-17 train, both heads; fused AdamW as
-    ``entangle train``) of each encoder alone and of m=2 at each width in ``WIDTHS``, in float32
-    and under bf16 autocast, all in this process on the same batches, alternating over ``rounds``
-    (median), so the ratios are side by side. Beside them the optimizer lever: training steps of the subword encoder alone and of m=2
-    at width 384 with the for-loop AdamW (``LEVER``) that training used before."""
-    import copy
-    import statistics
+class WidthSystems:
+    """The systems of the width part, built once on the same encoders, with one inference pass
+    (batch 32, WNUT-17 test, subword-side prediction as ``predict`` does) and one training pass
+    (batch 16, WNUT-17 train, both heads; fused AdamW as ``entangle train``) each. Beside them the
+    optimizer lever: the subword encoder alone and m=2 at width 384 with the for-loop AdamW
+    (``LEVER``) that training used before."""
 
-    import torch
+    def __init__(self, n: int, steps: int):
+        import copy
 
-    from entangle.data.batching import inference_batches
-    from entangle.data.corpus import load_corpus
-    from entangle.modeling import EntangleForTokenClassification
-    from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
-    from entangle.predict import Tagger
-    from entangle.training import adamw, parameter_groups
+        import torch
 
-    corpus = load_corpus("wnut17", splits=("train",))
-    label_ids = {label: i for i, label in enumerate(corpus.labels)}
-    char, (subword, tokenizer) = load_char_encoder("builtin"), load_subword_encoder("minilm")
-    systems = {"char alone": dict(num_coattention_layers=0, side="char"),
-               "subword alone": dict(num_coattention_layers=0, side="subword"),
-               **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
-                                                   num_attention_heads=h) for w, h in WIDTHS}}
-    systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
-    models = {name: EntangleForTokenClassification.from_encoders(copy.deepcopy(char), copy.deepcopy(subword),
-                                                                 corpus.labels, tokenizer=tokenizer, **options)[0]
-              for name, options in systems.items()}
-    helper = Tagger(models["entangle m=2, width 384"], tokenizer, 32)
-    test = test_words("wnut17", n)
-    infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(test), 32, helper.collator)]
-    train = corpus.split("train")[: 16 * steps]
-    windows = helper.featurizer.featurize([s.words for s in train], [[label_ids[t] for t in s.tags] for s in train])
-    train_batches = [helper.collator(windows[i:i + 16]) for i in range(0, len(windows), 16)][:steps]
+        from entangle.data.batching import inference_batches
+        from entangle.data.corpus import load_corpus
+        from entangle.modeling import EntangleForTokenClassification
+        from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
+        from entangle.predict import Tagger
+        from entangle.training import adamw, parameter_groups
 
-    def sides(name: str) -> tuple[str, ...]:
-        return ("char",) if name == "char alone" else ("subword",)
+        corpus = load_corpus("wnut17", splits=("train",))
+        label_ids = {label: i for i, label in enumerate(corpus.labels)}
+        char, (subword, tokenizer) = load_char_encoder("builtin"), load_subword_encoder("minilm")
+        systems = {"char alone": dict(num_coattention_layers=0, side="char"),
+                   "subword alone": dict(num_coattention_layers=0, side="subword"),
+                   **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
+                                                       num_attention_heads=h) for w, h in WIDTHS}}
+        systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
+        self.models = {name: EntangleForTokenClassification.from_encoders(
+            copy.deepcopy(char), copy.deepcopy(subword), corpus.labels, tokenizer=tokenizer, **options)[0]
+            for name, options in systems.items()}
+        helper = Tagger(self.models["entangle m=2, width 384"], tokenizer, 32)
+        self.test = test_words("wnut17", n)
+        self.infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(self.test), 32, helper.collator)]
+        train = corpus.split("train")[: 16 * steps]
+        windows = helper.featurizer.featurize([s.words for s in train], [[label_ids[t] for t in s.tags] for s in train])
+        self.train_batches = [helper.collator(windows[i:i + 16]) for i in range(0, len(windows), 16)][:steps]
+        self.optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(
+            parameter_groups(model, 5e-5, 5e-4, 0.01)) for name, model in self.models.items()}
 
-    def infer_pass(name: str, bf16: bool) -> None:
+    def infer(self, name: str, bf16: bool = False) -> None:
+        import torch
+
+        sides = ("char",) if name == "char alone" else ("subword",)
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            for batch in infer_batches:
-                models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides(name))
+            for batch in self.infer_batches:
+                self.models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides)
 
-    optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(parameter_groups(model, 5e-5, 5e-4, 0.01))
-                  for name, model in models.items()}
+    def train(self, name: str, bf16: bool = False, step: bool = True) -> None:
+        """``step=False``: forward and backward only, without the optimizer's update."""
+        import torch
 
-    def train_pass(name: str, bf16: bool) -> None:
-        model = models[name].train()
-        for batch in train_batches:
+        model = self.models[name].train()
+        for batch in self.train_batches:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the forward pass, as Accelerate does
                 loss = model(**batch).loss
             loss.backward()
-            optimizers[name].step()
-            optimizers[name].zero_grad()
+            if step:
+                self.optimizers[name].step()
+            self.optimizers[name].zero_grad()
         model.eval()
+
+
+def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
+    """The co-attention width lever (``WidthSystems``): inference and training passes of each
+    encoder alone and of m=2 at each width in ``WIDTHS``, in float32 and under bf16 autocast, all
+    in this process on the same batches, alternating over ``rounds`` (median), so the ratios are
+    side by side."""
+    import statistics
+
+    bench = WidthSystems(n, steps)
+    models, test, train_batches = bench.models, bench.test, bench.train_batches
+
+    def run(name: str, kind: str) -> None:
+        (bench.infer if kind.startswith("infer") else bench.train)(name, bf16=kind.endswith("bf16"))
 
     # A training lever (LEVER) is timed in float32 training only: its inference is its reference's.
     kinds = {name: KINDS[1:2] if name.endswith(LEVER) else KINDS for name in models}
     timings = {name: {kind: [] for kind in kinds[name]} for name in models}
     for name in models:  # warm-up, a training pass too: its first one allocates the optimizer's state
         for kind in kinds[name]:
-            (infer_pass if kind.startswith("infer") else train_pass)(name, bf16=kind.endswith("bf16"))
+            run(name, kind)
     for _ in range(rounds):
         for name in models:
             for kind in kinds[name]:
                 start = time.perf_counter()
-                (infer_pass if kind.startswith("infer") else train_pass)(name, bf16=kind.endswith("bf16"))
+                run(name, kind)
                 timings[name][kind].append(time.perf_counter() - start)
     words = sum(map(len, test))
     rows = {}
@@ -407,6 +428,61 @@ def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
     return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches), "rounds": rounds}
 
 
+def flop_counter():
+    """torch's ``FlopCounterMode``, taught the CPU kernels it does not count: flash attention and
+    the oneDNN LSTM layer (batch first; 4 gates over the input and the hidden state)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
+
+    def lstm(x, w_ih, w_hh, *args, **kwargs) -> int:
+        return 2 * x[0] * x[1] * (w_ih[0] * w_ih[1] + w_hh[0] * w_hh[1])
+
+    aten = torch.ops.aten
+    return FlopCounterMode(display=False, custom_mapping={
+        aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *a, **kw: sdpa_flop_count(q, k, v),
+        aten._scaled_dot_product_flash_attention_for_cpu_backward:
+            lambda grad, q, k, v, *a, **kw: sdpa_backward_flop_count(grad, q, k, v),
+        aten.mkldnn_rnn_layer: lstm,
+        aten.mkldnn_rnn_layer_backward: lambda x, w_ih, w_hh, *a, **kw: 2 * lstm(x, w_ih, w_hh)})
+
+
+#: the kernels that do the arithmetic counted by ``flop_counter``
+ARITHMETIC = ("aten::addmm", "aten::mm", "aten::bmm", "aten::_scaled_dot_product_flash_attention_for_cpu",
+              "aten::mkldnn_rnn_layer")
+
+
+def cost_model(n: int, steps: int) -> dict:
+    """Floating-point operations of the width part's systems on its batches (an inference pass;
+    a training pass's forward and backward, without the optimizer's update), and the share of an
+    inference pass's time spent in the kernels that do that arithmetic (``torch.profiler``). If the
+    operation counts predict the measured overheads, the overhead is arithmetic: only less of it
+    (a narrower co-attention, fewer modules, shorter sequences) lowers it."""
+    from torch.profiler import profile
+
+    bench = WidthSystems(n, steps)
+    rows = {}
+    for name in bench.models:
+        if name.endswith(LEVER):  # the same arithmetic as its reference
+            continue
+        row = rows[name] = {}
+        for kind, run in (("infer", bench.infer), ("train", lambda name: bench.train(name, step=False))):
+            with flop_counter() as counter:
+                run(name)
+            row[f"{kind}_gflop"] = counter.get_total_flops() / 1e9
+        run = bench.infer
+        run(name)  # warm-up
+        with profile() as profiler:
+            run(name)
+        events = profiler.key_averages()
+        row["arithmetic_time_share"] = (sum(e.self_cpu_time_total for e in events if e.key in ARITHMETIC)
+                                        / sum(e.self_cpu_time_total for e in events))
+    for row in rows.values():
+        for kind in ("infer", "train"):
+            floor = rows["char alone"][f"{kind}_gflop"] + rows["subword alone"][f"{kind}_gflop"]
+            row[f"{kind}_gflop_overhead"] = row[f"{kind}_gflop"] / floor - 1
+    return {"systems": rows, "sentences": len(bench.test), "train_steps": len(bench.train_batches)}
+
+
 def one(kind: str, arguments: list[str]) -> None:
     """Run one measurement in this process and print it as JSON with the process's peak memory."""
     functions = {"infer": lambda s, d, b, n: infer(s, d, int(b), int(n)), "train": lambda s, n: train(s, int(n)),
@@ -414,6 +490,7 @@ def one(kind: str, arguments: list[str]) -> None:
                  "export": export, "backends": lambda s, b, n, d: backends(s, int(b), int(n), d),
                  "paper": lambda e, b, n: paper_size(e, int(b), int(n)),
                  "width": lambda n, steps: width_cost(int(n), int(steps)),
+                 "cost": lambda n, steps: cost_model(int(n), int(steps)),
                  "autocast": lambda d, b, n: autocast_cost(d, int(b), int(n))}
     result = functions[kind](*arguments)
     print(json.dumps({**result, "peak_mb": peak_mb()}))
@@ -460,6 +537,8 @@ def main() -> None:
             results["backends"] = measure_backends(args)
         elif part == "width":
             results["width"] = measure("width", args.width_sentences, args.width_steps)
+        elif part == "cost":
+            results["cost"] = measure("cost", args.width_sentences, args.width_steps)
         elif part == "autocast":
             if not args.autocast_models:
                 parser.error("--part autocast needs --autocast-models (trained WNUT-17 model directories)")
@@ -471,7 +550,7 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2))
         {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section,
-         "width": write_width_section, "autocast": write_autocast_section}[part](results)
+         "width": write_width_section, "cost": write_cost_section, "autocast": write_autocast_section}[part](results)
 
 
 def measure_grid(args: argparse.Namespace) -> dict:
@@ -623,6 +702,39 @@ def write_width_section(results: dict) -> None:
               f"memory of the process (all models): {results['width'].get('peak_mb', 0):.0f} MB. The overheads "
               "under bf16 are against the two encoders alone under bf16."]
     replace_section("speed-width", _machine_line(results) + "\n\n" + "\n".join(lines))
+
+
+def write_cost_section(results: dict) -> None:
+    """The operation counts beside the overheads that the width part measured (its JSON, same
+    systems and batches)."""
+    cost = results["cost"]
+    if "systems" not in cost:
+        replace_section("speed-cost", _machine_line(results) + f"\n\nfailed: {cost.get('error', '?')}")
+        return
+    width_json = PARTS["width"][0]
+    measured = json.loads(width_json.read_text())["width"]["systems"] if width_json.is_file() else {}
+
+    def percent(value: float | None) -> str:
+        return "" if value is None else f"{100 * value:+.0f}%"
+
+    lines = ["| system | inference GFLOP | overhead in operations | measured overhead | training GFLOP (forward + "
+             "backward) | overhead in operations | measured step overhead | arithmetic kernels' share of inference time |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, row in cost["systems"].items():
+        alone = name.endswith("alone")
+        timed = measured.get(name, {})
+        lines.append(
+            f"| {name} | {row['infer_gflop']:.1f} | {'' if alone else percent(row['infer_gflop_overhead'])} | "
+            f"{'' if alone else percent(timed.get('infer_overhead'))} | {row['train_gflop']:.1f} | "
+            f"{'' if alone else percent(row['train_gflop_overhead'])} | {'' if alone else percent(timed.get('train_overhead'))} | "
+            f"{100 * row['arithmetic_time_share']:.0f}% |")
+    lines += ["", f"Operations counted by torch's `FlopCounterMode` (matrix products, attention, the BiLSTM) on the "
+              f"width part's batches: {cost['sentences']} WNUT-17 test sentences at batch 32 (subword-side prediction), "
+              f"{cost['train_steps']} training batches of 16 (both heads; the optimizer's update is not counted). "
+              f"Measured overheads: `{width_json.relative_to(ROOT)}` (float32), the same systems and batches timed. "
+              "Arithmetic kernels: matrix products, flash attention and the LSTM layer, as a share of one "
+              "inference pass's CPU time (`torch.profiler`)."]
+    replace_section("speed-cost", _machine_line(results) + "\n\n" + "\n".join(lines))
 
 
 def write_autocast_section(results: dict) -> None:
