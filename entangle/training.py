@@ -108,7 +108,8 @@ def device_name(device: torch.device) -> str:
     """What a run trained on: training times compare only like with like."""
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"{device.type}, {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    return f"{device.type}, {threads} thread{'s' * (threads != 1)}"
 
 
 def swap_in(temporary: Path, directory: Path) -> None:
