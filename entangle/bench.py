@@ -94,12 +94,18 @@ class BenchConfig:
 
 
 def _options(values: dict) -> list[str]:
-    """``{"m": 1, "batch_size": 16, "no_group_by_length": true}`` -> ``entangle train`` arguments."""
+    """``{"m": 1, "batch_size": 16, "no_group_by_length": true, "isolate_sides": false}`` -> ``entangle
+    train`` arguments (``-m 1 --batch-size 16 --no-group-by-length --no-isolate-sides``)."""
+    from .cli import negatable_train_options  # cli imports this module
+
+    negatable = negatable_train_options()
     args = []
     for key, value in values.items():
         flag = "-m" if key == "m" else "--" + key.replace("_", "-")
         if value is True:
             args.append(flag)
+        elif value is False and key.replace("-", "_") in negatable:
+            args.append("--no-" + flag[2:])
         elif value is not False and value is not None:
             args += [flag, str(value)]
     return args

@@ -18,7 +18,7 @@ from .data.corpus import load_corpus
 from .data.datasets import DATASETS, ChecksumError, UnknownDatasetError
 from .data.raw_text import NoTextError
 from .data.labels import UnknownLabelError
-from .modeling.configuration import FUSIONS, ConfigError
+from .modeling.configuration import FUSIONS, ConfigError, isolate_sides_by_default
 from .modeling.encoders import DEFAULT_CHAR, DEFAULT_SUBWORD
 from .noise import ATTACK_NAMES
 from .onnx_model import MissingExtraError, is_onnx_dir
@@ -79,11 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--coattention-ffn", type=int, help="feed-forward width of the co-attention modules "
                        "(default: 4 x the co-attention width)")
     train.add_argument("--side", choices=("subword", "char", "both"),
-                       help="which heads are trained; both = sum of the two losses (default both; subword with "
-                       "--fusion charbert)")
-    train.add_argument("--isolate-sides", action="store_true", help="with --side both: each side reads the other's "
-                       "states without passing gradients back, so each head's loss trains only its own side (the "
-                       "summed loss otherwise lets the character head pull the subword encoder; benchmarks/RESULTS.md)")
+                       help="which heads are trained (default both; subword with --fusion charbert)")
+    train.add_argument("--isolate-sides", action=argparse.BooleanOptionalAction, help="with --side both: each side "
+                       "reads the other's states without passing gradients back, so each head's loss trains only its "
+                       "own side (default: on with --side both and co-attention; --no-isolate-sides sums the losses, "
+                       "which lets the character head pull the subword encoder down: benchmarks/RESULTS.md)")
     train.add_argument("--fusion", choices=FUSIONS, default="coattention", help="how characters and subwords are "
                        "joined: coattention (the entanglement model) or charbert (CharBERT-style, Ma et al. 2020: a "
                        "character channel through the subword encoder's layers; no character encoder, -m 0, subword "
@@ -240,7 +240,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         for action in subparser._actions:
             if action.dest in values:
                 action.required = False  # given by the file
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.command == "train" and args.isolate_sides is None:  # resolved here so that bench records it
+        m, side = _architecture(args)
+        args.isolate_sides = isolate_sides_by_default(side, m)
+    return args
+
+
+def negatable_train_options() -> set[str]:
+    """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    return {action.dest for action in train._actions if isinstance(action, argparse.BooleanOptionalAction)}
+
+
+def _architecture(args: argparse.Namespace) -> tuple[int, str]:
+    """(m, side) of ``entangle train``'s options, defaults filled in for the fusion."""
+    charbert = args.fusion == "charbert"
+    m = args.coattention_layers if args.coattention_layers is not None else (0 if charbert else 2)
+    return m, args.side or ("subword" if charbert else "both")
 
 
 def _model_dir(path: str) -> Path:
@@ -292,9 +309,7 @@ def run_train(args: argparse.Namespace) -> None:
         raise FileNotFoundError("no training data: give --data or --train")
     train_sentences = corpus.train[: args.limit_train]
     labels = corpus.labels
-    charbert = args.fusion == "charbert"
-    m = args.coattention_layers if args.coattention_layers is not None else (0 if charbert else 2)
-    side = args.side or ("subword" if charbert else "both")
+    m, side = _architecture(args)
     set_seed(args.seed)  # the new layers' initialisation is part of what the seed reproduces
     tagger = Tagger.create(
         args.char, args.subword, labels, m=m, side=side, task=corpus.task, fusion=args.fusion,

@@ -7,6 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 OUT=${OUT:-runs/main-wnut17}
-.venv/bin/entangle train --data wnut17 --epochs "${EPOCHS:-1}" --isolate-sides --output "$OUT"
+.venv/bin/entangle train --data wnut17 --epochs "${EPOCHS:-1}" --output "$OUT"
 .venv/bin/entangle evaluate "$OUT" --data wnut17 --split test --output "$OUT/test_metrics.json"
 echo "Going to see Lady Gaga at Madison Square Garden with @mike tonite !!" | .venv/bin/entangle predict "$OUT"

@@ -3,6 +3,7 @@
 import json
 import random
 import shutil
+from pathlib import Path
 
 import pytest
 from seqeval.metrics import f1_score
@@ -14,7 +15,9 @@ from entangle.bench import (
     BenchConfigError,
     BenchRunError,
     corpus_score,
+    finished_result,
     paired_bootstrap,
+    result_dir,
     resolved_options,
     run_bench,
     run_dir,
@@ -192,3 +195,20 @@ def test_a_failing_run_stops_the_grid_with_its_directory_named(tmp_path):
                          systems={"broken": {"m": 1, "coattention-width": 10, "coattention-heads": 3}})
     with pytest.raises(BenchRunError, match=r"bench/tiny/broken/seed-\d: entangle.cli train failed \(exit \d+\)"):
         run_bench(config, workers=2)
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_committed_results_still_match_their_grids(monkeypatch):
+    """Every committed result belongs to a grid that would reuse it: a default changed since (or a
+    grid edited so that it no longer says what ran) fails here, not when the grid is next resumed."""
+    monkeypatch.chdir(REPO)  # the grids' folders are relative to the repository
+    reused = set()
+    for path in sorted(Path("benchmarks").glob("*.yaml")):
+        config = BenchConfig.from_file(path)
+        for key in [(d, system, seed) for d in config.datasets for system in config.systems for seed in config.seeds]:
+            if finished_result(config, *key) is not None:
+                reused.add(result_dir(config, *key) / "result.json")
+    committed = set(Path("benchmarks/results").rglob("result.json"))
+    assert committed and reused == committed

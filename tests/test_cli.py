@@ -80,10 +80,19 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
 
 
 def test_isolated_sides_from_the_command_line(tmp_path, encoders, data):
+    """On by default when both heads train through co-attention, off otherwise; --no-isolate-sides
+    sums the losses."""
     out = tmp_path / "run"
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
-          "-m", "1", "--isolate-sides", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+          "-m", "1", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
     assert json.loads((out / "model" / "config.json").read_text())["isolate_sides"] is True
+    assert json.loads((out / "run_args.json").read_text())["isolate_sides"] is True  # what bench compares
+    resolved = {options: parse_args(["train", "--data", "x", "--output", "y", *options]).isolate_sides
+                for options in [(), ("--no-isolate-sides",), ("--side", "subword"), ("-m", "0", "--side", "both"),
+                                ("--fusion", "charbert"), ("--side", "char", "-m", "1")]}
+    assert resolved == {(): True, ("--no-isolate-sides",): False, ("--side", "subword"): False,
+                        ("-m", "0", "--side", "both"): False, ("--fusion", "charbert"): False,
+                        ("--side", "char", "-m", "1"): False}
     with pytest.raises(SystemExit, match="isolate_sides separates the two heads' losses: it needs side='both'"):
         main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
               "-m", "1", "--side", "subword", "--isolate-sides", "--output", str(tmp_path / "other")])

@@ -127,7 +127,7 @@ def test_isolated_sides_train_each_side_by_its_own_loss_only(m):
     """Same forward pass; the subword loss reaches no character-side parameter and the character
     loss no subword-side one (without isolation, each reaches the other side's encoder)."""
     torch.manual_seed(0)
-    model, tokenizer = tiny_model(m=m)  # in eval mode: no dropout
+    model, tokenizer = tiny_model(m=m, isolate_sides=False)  # in eval mode: no dropout
     isolated = EntangleForTokenClassification(EntangleConfig(**{**model.config.to_dict(), "isolate_sides": True})).eval()
     isolated.load_state_dict(model.state_dict())
     batch = batch_for(model, tokenizer, SENTENCES)
@@ -145,6 +145,14 @@ def test_isolated_sides_train_each_side_by_its_own_loss_only(m):
     assert "char_encoder" in reached(model, "subword") and "subword_encoder" in reached(model, "char")
     with pytest.raises(ValueError, match="isolate_sides .* needs side='both'"):
         EntangleConfig(**{**model.config.to_dict(), "isolate_sides": True, "side": "subword"})
+
+
+def test_sides_are_isolated_by_default_when_both_heads_train_through_coattention():
+    config = tiny_model(m=1)[0].config.to_dict()
+    del config["isolate_sides"], config["predict_side"]
+    defaults = {(side, m): EntangleConfig(**{**config, "side": side, "num_coattention_layers": m}).isolate_sides
+                for side in ("both", "subword", "char") for m in (0, 1)}
+    assert defaults == {("both", 1): True, **{key: False for key in defaults if key != ("both", 1)}}
 
 
 @pytest.mark.parametrize("char", ["builtin", "canine"])

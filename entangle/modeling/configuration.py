@@ -26,6 +26,13 @@ def encoders_needed(num_coattention_layers: int, side: str) -> tuple[bool, bool]
     return num_coattention_layers > 0 or side != "subword", num_coattention_layers > 0 or side != "char"
 
 
+def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:
+    """Whether a model isolates its sides unless told: whenever both heads train through co-attention,
+    because the summed loss lets the character head pull the subword side below the subword encoder
+    alone (WNUT-17, benchmarks/RESULTS.md)."""
+    return side == "both" and num_coattention_layers > 0
+
+
 @strict
 class EntangleConfig(PreTrainedConfig):
     r"""
@@ -58,11 +65,12 @@ class EntangleConfig(PreTrainedConfig):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
             Which heads are trained: `subword`, `char` or `both` (sum of the two losses).
-        isolate_sides (`bool`, defaults to `False`):
+        isolate_sides (`bool`, *optional*):
             With `side="both"`: each side reads the other side's states without passing gradients
             back, so each head's loss trains only its own side (encoder, co-attention, head), as if
             each side were trained alone, in one run. Without it the character head's loss also
             trains the subword encoder, which costs the subword side (benchmarks/RESULTS.md).
+            Defaults to `True` when both heads train through co-attention, `False` otherwise.
         predict_side (`str`, *optional*):
             Which head gives predictions; defaults to `side` (or `subword` for `both`).
         max_chars (`int`, *optional*):
@@ -111,7 +119,7 @@ class EntangleConfig(PreTrainedConfig):
     layer_norm_eps: float = 1e-12
     initializer_range: float = 0.02
     side: str = "both"
-    isolate_sides: bool = False
+    isolate_sides: bool | None = None
     predict_side: str | None = None
     max_chars: int | None = None
     max_subwords: int | None = None
@@ -130,6 +138,8 @@ class EntangleConfig(PreTrainedConfig):
             self.predict_side = "subword" if self.side == "both" else self.side
         if self.predict_side not in self.trained_sides:
             raise ConfigError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+        if self.isolate_sides is None:
+            self.isolate_sides = isolate_sides_by_default(self.side, self.num_coattention_layers)
         if self.isolate_sides and (self.side != "both" or not self.num_coattention_layers):
             raise ConfigError(f"isolate_sides separates the two heads' losses: it needs side='both' and co-attention "
                               f"(m > 0), got side={self.side!r}, m={self.num_coattention_layers}")
