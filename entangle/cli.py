@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shlex
 import sys
@@ -230,7 +231,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(values, dict):
             parser.error(f"{path}: expected a mapping of option names to values")
-        subparser = parser._subparsers._group_actions[0].choices["train"]
+        subparser = _train_parser(parser)
         known = {action.dest for action in subparser._actions} - {"help", "config"}
         values = {key.replace("-", "_"): value for key, value in values.items()}
         unknown = sorted(set(values) - known)
@@ -247,10 +248,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def negatable_train_options() -> set[str]:
+def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    return parser._subparsers._group_actions[0].choices["train"]
+
+
+@functools.cache  # bench asks once per run of a grid; the parser does not change
+def negatable_train_options() -> frozenset[str]:
     """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
-    train = build_parser()._subparsers._group_actions[0].choices["train"]
-    return {action.dest for action in train._actions if isinstance(action, argparse.BooleanOptionalAction)}
+    return frozenset(action.dest for action in _train_parser(build_parser())._actions
+                     if isinstance(action, argparse.BooleanOptionalAction))
 
 
 def _architecture(args: argparse.Namespace) -> tuple[int, str]:
