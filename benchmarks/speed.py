@@ -27,6 +27,10 @@ heads: speed does not depend on the weights' values.
 - the cost in operations (``--part cost``): floating-point operations of the width part's systems
   on its batches (``FlopCounterMode``) beside the overheads that part timed, and the share of
   inference time spent in the kernels doing that arithmetic: does arithmetic explain the overhead?
+- operator fusion (``--part fused``): the encoders alone and m=2 at widths 384, 128 and 64 (the
+  width part's systems and batches), eager and through ``torch.compile(dynamic=True)``, inference
+  and training passes alternating: does fusing the narrow co-attention's many small operations
+  remove the overhead that ``--part cost`` found not to be arithmetic?
 - the paper's sizes (``--part paper-size``): random encoders of CANINE-s's and RoBERTa-base's
   size (``CanineConfig()``, ``RobertaConfig()`` defaults) with m=2, inference on a few batches:
   the time of the entanglement (projections, co-attention, heads) against the two encoders'.
@@ -59,6 +63,7 @@ PARTS = {"grid": (RESULTS_JSON, SECTION), "backends": (RESULTS_DIR / "speed_back
          "paper-size": (RESULTS_DIR / "speed_paper_size.json", "speed-paper-size"),
          "width": (RESULTS_DIR / "speed_width.json", "speed-width"),
          "cost": (RESULTS_DIR / "speed_cost.json", "speed-cost"),
+         "fused": (RESULTS_DIR / "speed_fused.json", "speed-fused"),
          "autocast": (RESULTS_DIR / "speed_autocast.json", "speed-autocast")}
 PRECISIONS = (None, "bf16", "fp16")  # Tagger(autocast=...): float32, then the two half-precision types
 #: timed but not scored on the whole test set: fp16 runs several times slower than float32 on a CPU
@@ -332,7 +337,7 @@ class WidthSystems:
     optimizer lever: the subword encoder alone and m=2 at width 384 with the for-loop AdamW
     (``LEVER``) that training used before."""
 
-    def __init__(self, n: int, steps: int):
+    def __init__(self, n: int, steps: int, widths: list[tuple[int, int]] = WIDTHS, levers: bool = True):
         import copy
 
         import torch
@@ -350,12 +355,13 @@ class WidthSystems:
         systems = {"char alone": dict(num_coattention_layers=0, side="char"),
                    "subword alone": dict(num_coattention_layers=0, side="subword"),
                    **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
-                                                       num_attention_heads=h) for w, h in WIDTHS}}
-        systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
+                                                       num_attention_heads=h) for w, h in widths}}
+        if levers:
+            systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
         self.models = {name: EntangleForTokenClassification.from_encoders(
             copy.deepcopy(char), copy.deepcopy(subword), corpus.labels, tokenizer=tokenizer, **options)[0]
             for name, options in systems.items()}
-        helper = Tagger(self.models["entangle m=2, width 384"], tokenizer, 32)
+        helper = Tagger(self.models[f"entangle m=2, width {widths[0][0]}"], tokenizer, 32)
         self.test = test_words("wnut17", n)
         self.infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(self.test), 32, helper.collator)]
         train = corpus.split("train")[: 16 * steps]
@@ -364,19 +370,29 @@ class WidthSystems:
         self.optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(
             parameter_groups(model, 5e-5, 5e-4, 0.01)) for name, model in self.models.items()}
 
-    def infer(self, name: str, bf16: bool = False) -> None:
+        self.compiled: dict = {}
+
+    def compile(self) -> None:
+        """A ``torch.compile(dynamic=True)`` copy of every system, sharing its weights and optimizer;
+        ``infer``/``train`` with ``compiled=True`` run it (the first pass of each compiles)."""
+        import torch
+
+        self.compiled = {name: torch.compile(model, dynamic=True) for name, model in self.models.items()}
+
+    def infer(self, name: str, bf16: bool = False, compiled: bool = False) -> None:
         import torch
 
         sides = ("char",) if name == "char alone" else ("subword",)
+        model = (self.compiled if compiled else self.models)[name]
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             for batch in self.infer_batches:
-                self.models[name](**{k: v for k, v in batch.items() if k != "labels"}, sides=sides)
+                model(**{k: v for k, v in batch.items() if k != "labels"}, sides=sides)
 
-    def train(self, name: str, bf16: bool = False, step: bool = True) -> None:
+    def train(self, name: str, bf16: bool = False, step: bool = True, compiled: bool = False) -> None:
         """``step=False``: forward and backward only, without the optimizer's update."""
         import torch
 
-        model = self.models[name].train()
+        model = (self.compiled if compiled else self.models)[name].train()
         for batch in self.train_batches:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the forward pass, as Accelerate does
                 loss = model(**batch).loss
@@ -483,6 +499,55 @@ def cost_model(n: int, steps: int) -> dict:
     return {"systems": rows, "sentences": len(bench.test), "train_steps": len(bench.train_batches)}
 
 
+#: (co-attention width, heads) for ``--part fused``: the default and the two narrow widths whose
+#: measured overhead ``--part cost`` found to be mostly not arithmetic
+FUSED_WIDTHS = [(384, 12), (128, 4), (64, 4)]
+MODES = ("eager", "compiled")
+
+
+def fused_cost(n: int, steps: int, rounds: int = 3) -> dict:
+    """Operator fusion as the lever for the narrow co-attention: the inference and training passes
+    of ``WidthSystems`` (encoders alone, m=2 at ``FUSED_WIDTHS``) eager and through
+    ``torch.compile(dynamic=True)``, all alternating in this process (median of ``rounds``), so
+    that each mode's overhead is against the two encoders alone in the same mode. The first pass of
+    each is a warm-up; compiled, it includes compiling with an empty cache."""
+    import statistics
+
+    cache = tempfile.TemporaryDirectory(prefix="inductor-")  # a cold compile, as a user's first; removed on return
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache.name
+    bench = WidthSystems(n, steps, FUSED_WIDTHS, levers=False)
+    bench.compile()
+    runs = {(mode, kind): (lambda name, mode=mode, kind=kind: getattr(bench, kind)(name, compiled=mode == "compiled"))
+            for mode in MODES for kind in ("infer", "train")}
+    rows = {name: {"passes": {f"{kind}_{mode}": [] for mode, kind in runs}} for name in bench.models}
+    for name in bench.models:
+        for (mode, kind), run in runs.items():
+            start = time.perf_counter()
+            run(name)
+            rows[name][f"{kind}_{mode}_warmup_s"] = time.perf_counter() - start
+    for _ in range(rounds):
+        for name in bench.models:
+            for (mode, kind), run in runs.items():
+                start = time.perf_counter()
+                run(name)
+                rows[name]["passes"][f"{kind}_{mode}"].append(time.perf_counter() - start)
+    for row in rows.values():
+        row.update({f"{key}_s": statistics.median(times) for key, times in row["passes"].items()})
+    for name, row in rows.items():
+        for mode, kind in runs:
+            key = f"{kind}_{mode}"
+            row[f"{key}_overhead"] = row[f"{key}_s"] / (rows["char alone"][f"{key}_s"] + rows["subword alone"][f"{key}_s"]) - 1
+        for kind in ("infer", "train"):
+            row[f"{kind}_compile_speedup"] = row[f"{kind}_eager_s"] / row[f"{kind}_compiled_s"]
+    words = sum(map(len, bench.test))
+    for row in rows.values():
+        for mode in MODES:
+            row[f"infer_{mode}_words_per_s"] = words / row[f"infer_{mode}_s"]
+            row[f"train_{mode}_steps_per_s"] = len(bench.train_batches) / row[f"train_{mode}_s"]
+    return {"systems": rows, "sentences": len(bench.test), "words": words, "train_steps": len(bench.train_batches),
+            "rounds": rounds}
+
+
 def one(kind: str, arguments: list[str]) -> None:
     """Run one measurement in this process and print it as JSON with the process's peak memory."""
     functions = {"infer": lambda s, d, b, n: infer(s, d, int(b), int(n)), "train": lambda s, n: train(s, int(n)),
@@ -491,6 +556,7 @@ def one(kind: str, arguments: list[str]) -> None:
                  "paper": lambda e, b, n: paper_size(e, int(b), int(n)),
                  "width": lambda n, steps: width_cost(int(n), int(steps)),
                  "cost": lambda n, steps: cost_model(int(n), int(steps)),
+                 "fused": lambda n, steps: fused_cost(int(n), int(steps)),
                  "autocast": lambda d, b, n: autocast_cost(d, int(b), int(n))}
     result = functions[kind](*arguments)
     print(json.dumps({**result, "peak_mb": peak_mb()}))
@@ -539,6 +605,8 @@ def main() -> None:
             results["width"] = measure("width", args.width_sentences, args.width_steps)
         elif part == "cost":
             results["cost"] = measure("cost", args.width_sentences, args.width_steps)
+        elif part == "fused":
+            results["fused"] = measure("fused", args.width_sentences, args.width_steps)
         elif part == "autocast":
             if not args.autocast_models:
                 parser.error("--part autocast needs --autocast-models (trained WNUT-17 model directories)")
@@ -550,7 +618,8 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2))
         {"grid": write_section, "backends": write_backends_section, "paper-size": write_paper_section,
-         "width": write_width_section, "cost": write_cost_section, "autocast": write_autocast_section}[part](results)
+         "width": write_width_section, "cost": write_cost_section, "fused": write_fused_section,
+         "autocast": write_autocast_section}[part](results)
 
 
 def measure_grid(args: argparse.Namespace) -> dict:
@@ -669,16 +738,23 @@ def write_paper_section(results: dict) -> None:
                      f"{_cell(row, 'model_s', '.2f')} s | {share} |")
     replace_section("speed-paper-size", _machine_line(results) + "\n\n" + "\n".join(lines))
 
+def _overhead(name: str, row: dict, key: str) -> str:
+    """An overhead cell; empty for an encoder alone, which is part of the floor itself."""
+    return "" if name.endswith("alone") else f"{100 * row[f'{key}_overhead']:+.0f}%"
+
+
+def _failed(results: dict, part: str, section: str) -> bool:
+    """Whether the part's measurement failed; if so, its section says why."""
+    if "systems" in results[part]:
+        return False
+    replace_section(section, _machine_line(results) + f"\n\nfailed: {results[part].get('error', '?')}")
+    return True
 
 
 def write_width_section(results: dict) -> None:
-    width = results["width"]
-    if "systems" not in width:
-        replace_section("speed-width", _machine_line(results) + f"\n\nfailed: {width.get('error', '?')}")
+    if _failed(results, "width", "speed-width"):
         return
-
-    def overhead(name: str, row: dict, kind: str) -> str:
-        return "" if name.endswith("alone") else f"{100 * row[f'{kind}_overhead']:+.0f}%"
+    width = results["width"]
 
     lines = ["| system | parameters | precision | inference words/s (batch 32) | inference overhead vs char + subword "
              "alone | training steps/s (batch 16) | step overhead vs char + subword alone |",
@@ -687,8 +763,8 @@ def write_width_section(results: dict) -> None:
         for name, row in width["systems"].items():
             if not name.endswith(LEVER):
                 lines.append(f"| {name} | {row['parameters_m']:.1f} M | {precision} | {row[f'infer{suffix}_per_s']:.0f} | "
-                             f"{overhead(name, row, 'infer' + suffix)} | {row[f'train{suffix}_per_s']:.2f} | "
-                             f"{overhead(name, row, 'train' + suffix)} |")
+                             f"{_overhead(name, row, 'infer' + suffix)} | {row[f'train{suffix}_per_s']:.2f} | "
+                             f"{_overhead(name, row, 'train' + suffix)} |")
     lines += ["", "| system | training steps/s, fused AdamW (as above) | for-loop AdamW | fused speed-up |",
               "|---|---|---|---|"]
     for name, row in width["systems"].items():
@@ -707,10 +783,9 @@ def write_width_section(results: dict) -> None:
 def write_cost_section(results: dict) -> None:
     """The operation counts beside the overheads that the width part measured (its JSON, same
     systems and batches)."""
-    cost = results["cost"]
-    if "systems" not in cost:
-        replace_section("speed-cost", _machine_line(results) + f"\n\nfailed: {cost.get('error', '?')}")
+    if _failed(results, "cost", "speed-cost"):
         return
+    cost = results["cost"]
     width_json = PARTS["width"][0]
     measured = json.loads(width_json.read_text())["width"]["systems"] if width_json.is_file() else {}
 
@@ -735,6 +810,32 @@ def write_cost_section(results: dict) -> None:
               "Arithmetic kernels: matrix products, flash attention and the LSTM layer, as a share of one "
               "inference pass's CPU time (`torch.profiler`)."]
     replace_section("speed-cost", _machine_line(results) + "\n\n" + "\n".join(lines))
+
+
+def write_fused_section(results: dict) -> None:
+    if _failed(results, "fused", "speed-fused"):
+        return
+    fused = results["fused"]
+
+    lines = ["| system | mode | inference words/s (batch 32) | inference overhead vs char + subword alone | "
+             "training steps/s (batch 16) | step overhead vs char + subword alone | warm-up (inference / training) |",
+             "|---|---|---|---|---|---|---|"]
+    for name, row in fused["systems"].items():
+        for mode in MODES:
+            lines.append(f"| {name} | {mode} | {row[f'infer_{mode}_words_per_s']:.0f} | "
+                         f"{_overhead(name, row, f'infer_{mode}')} | {row[f'train_{mode}_steps_per_s']:.2f} | "
+                         f"{_overhead(name, row, f'train_{mode}')} | {row[f'infer_{mode}_warmup_s']:.0f} s / "
+                         f"{row[f'train_{mode}_warmup_s']:.0f} s |")
+    lines += ["", "| system | compile speed-up, inference | compile speed-up, training |", "|---|---|---|"]
+    lines += [f"| {name} | {row['infer_compile_speedup']:.2f}× | {row['train_compile_speedup']:.2f}× |"
+              for name, row in fused["systems"].items()]
+    lines += ["", f"{fused['sentences']} WNUT-17 test sentences ({fused['words']} words) per inference pass "
+              f"(subword-side prediction), {fused['train_steps']} training batches per training pass (both heads, "
+              f"fused AdamW); compiled: `torch.compile(dynamic=True)`, sharing the eager model's weights; median of "
+              f"{fused['rounds']} alternating passes after the warm-up (compiling, with an empty cache, for the "
+              f"compiled mode). Overheads are against the two encoders alone in the same mode. Peak memory of "
+              f"the process (all models): {fused.get('peak_mb', 0):.0f} MB."]
+    replace_section("speed-fused", _machine_line(results) + "\n\n" + "\n".join(lines))
 
 
 def write_autocast_section(results: dict) -> None:
