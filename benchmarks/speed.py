@@ -50,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from results_md import replace_section
@@ -403,13 +405,38 @@ class WidthSystems:
         model.eval()
 
 
+def alternating_timings(runs: dict[str, dict[str, Callable[[], None]]], rounds: int) -> dict[str, dict]:
+    """``{system: {key: pass}}`` timed side by side: a warm-up of each pass (``{key}_warmup_s``: a
+    first training pass allocates the optimizer's state, a first compiled pass compiles), then
+    ``rounds`` of every pass, alternating, so that a change in the machine's load hits all alike.
+    Per system and key: the times (``passes``), their median (``{key}_s``) and the overhead over
+    the two encoders alone ("char alone" + "subword alone") on the same key (``{key}_overhead``)."""
+    import statistics
+
+    rows = {name: {"passes": {key: [] for key in passes}} for name, passes in runs.items()}
+    for name, passes in runs.items():
+        for key, run in passes.items():
+            start = time.perf_counter()
+            run()
+            rows[name][f"{key}_warmup_s"] = time.perf_counter() - start
+    for _ in range(rounds):
+        for name, passes in runs.items():
+            for key, run in passes.items():
+                start = time.perf_counter()
+                run()
+                rows[name]["passes"][key].append(time.perf_counter() - start)
+    for row in rows.values():
+        row.update({f"{key}_s": statistics.median(times) for key, times in row["passes"].items()})
+    for row in rows.values():
+        for key in row["passes"]:
+            row[f"{key}_overhead"] = row[f"{key}_s"] / (rows["char alone"][f"{key}_s"] + rows["subword alone"][f"{key}_s"]) - 1
+    return rows
+
+
 def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
     """The co-attention width lever (``WidthSystems``): inference and training passes of each
     encoder alone and of m=2 at each width in ``WIDTHS``, in float32 and under bf16 autocast, all
-    in this process on the same batches, alternating over ``rounds`` (median), so the ratios are
-    side by side."""
-    import statistics
-
+    in this process on the same batches, alternating over ``rounds`` (``alternating_timings``)."""
     bench = WidthSystems(n, steps)
     models, test, train_batches = bench.models, bench.test, bench.train_batches
 
@@ -418,27 +445,12 @@ def width_cost(n: int, steps: int, rounds: int = 5) -> dict:
 
     # A training lever (LEVER) is timed in float32 training only: its inference is its reference's.
     kinds = {name: KINDS[1:2] if name.endswith(LEVER) else KINDS for name in models}
-    timings = {name: {kind: [] for kind in kinds[name]} for name in models}
-    for name in models:  # warm-up, a training pass too: its first one allocates the optimizer's state
-        for kind in kinds[name]:
-            run(name, kind)
-    for _ in range(rounds):
-        for name in models:
-            for kind in kinds[name]:
-                start = time.perf_counter()
-                run(name, kind)
-                timings[name][kind].append(time.perf_counter() - start)
+    rows = alternating_timings({name: {kind: partial(run, name, kind) for kind in kinds[name]} for name in models}, rounds)
     words = sum(map(len, test))
-    rows = {}
-    for name, passes in timings.items():
-        rows[name] = {f"{kind}_s": statistics.median(times) for kind, times in passes.items()}
-        rows[name].update(passes=passes, parameters_m=sum(p.numel() for p in models[name].parameters()) / 1e6)
-        for kind in passes:
-            rows[name][f"{kind}_per_s"] = (words if kind.startswith("infer") else len(train_batches)) / rows[name][f"{kind}_s"]
     for name, row in rows.items():
+        row["parameters_m"] = sum(p.numel() for p in models[name].parameters()) / 1e6
         for kind in kinds[name]:
-            floor = rows["char alone"][f"{kind}_s"] + rows["subword alone"][f"{kind}_s"]
-            row[f"{kind}_overhead"] = row[f"{kind}_s"] / floor - 1
+            row[f"{kind}_per_s"] = (words if kind.startswith("infer") else len(train_batches)) / row[f"{kind}_s"]
         if name.endswith(LEVER):  # how much faster the fused AdamW makes the same training
             row["fused_speedup"] = row["train_s"] / rows[name.removesuffix(LEVER)]["train_s"]
     return {"systems": rows, "sentences": len(test), "words": words, "train_steps": len(train_batches), "rounds": rounds}
@@ -508,39 +520,19 @@ MODES = ("eager", "compiled")
 def fused_cost(n: int, steps: int, rounds: int = 3) -> dict:
     """Operator fusion as the lever for the narrow co-attention: the inference and training passes
     of ``WidthSystems`` (encoders alone, m=2 at ``FUSED_WIDTHS``) eager and through
-    ``torch.compile(dynamic=True)``, all alternating in this process (median of ``rounds``), so
-    that each mode's overhead is against the two encoders alone in the same mode. The first pass of
-    each is a warm-up; compiled, it includes compiling with an empty cache."""
-    import statistics
-
+    ``torch.compile(dynamic=True)``, all alternating in this process (``alternating_timings``), so
+    that each mode's overhead is against the two encoders alone in the same mode. The warm-up of a
+    compiled pass includes compiling with an empty cache."""
     cache = tempfile.TemporaryDirectory(prefix="inductor-")  # a cold compile, as a user's first; removed on return
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache.name
     bench = WidthSystems(n, steps, FUSED_WIDTHS, levers=False)
     bench.compile()
-    runs = {(mode, kind): (lambda name, mode=mode, kind=kind: getattr(bench, kind)(name, compiled=mode == "compiled"))
-            for mode in MODES for kind in ("infer", "train")}
-    rows = {name: {"passes": {f"{kind}_{mode}": [] for mode, kind in runs}} for name in bench.models}
-    for name in bench.models:
-        for (mode, kind), run in runs.items():
-            start = time.perf_counter()
-            run(name)
-            rows[name][f"{kind}_{mode}_warmup_s"] = time.perf_counter() - start
-    for _ in range(rounds):
-        for name in bench.models:
-            for (mode, kind), run in runs.items():
-                start = time.perf_counter()
-                run(name)
-                rows[name]["passes"][f"{kind}_{mode}"].append(time.perf_counter() - start)
-    for row in rows.values():
-        row.update({f"{key}_s": statistics.median(times) for key, times in row["passes"].items()})
-    for name, row in rows.items():
-        for mode, kind in runs:
-            key = f"{kind}_{mode}"
-            row[f"{key}_overhead"] = row[f"{key}_s"] / (rows["char alone"][f"{key}_s"] + rows["subword alone"][f"{key}_s"]) - 1
-        for kind in ("infer", "train"):
-            row[f"{kind}_compile_speedup"] = row[f"{kind}_eager_s"] / row[f"{kind}_compiled_s"]
+    rows = alternating_timings({name: {f"{kind}_{mode}": partial(getattr(bench, kind), name, compiled=mode == "compiled")
+                                       for mode in MODES for kind in ("infer", "train")} for name in bench.models}, rounds)
     words = sum(map(len, bench.test))
     for row in rows.values():
+        for kind in ("infer", "train"):
+            row[f"{kind}_compile_speedup"] = row[f"{kind}_eager_s"] / row[f"{kind}_compiled_s"]
         for mode in MODES:
             row[f"infer_{mode}_words_per_s"] = words / row[f"infer_{mode}_s"]
             row[f"train_{mode}_steps_per_s"] = len(bench.train_batches) / row[f"train_{mode}_s"]
@@ -737,6 +729,7 @@ def write_paper_section(results: dict) -> None:
                      f"{_cell(row, 'char_s', '.2f')} s | {_cell(row, 'subword_s', '.2f')} s | "
                      f"{_cell(row, 'model_s', '.2f')} s | {share} |")
     replace_section("speed-paper-size", _machine_line(results) + "\n\n" + "\n".join(lines))
+
 
 def _overhead(name: str, row: dict, key: str) -> str:
     """An overhead cell; empty for an encoder alone, which is part of the floor itself."""
