@@ -1065,7 +1065,8 @@ def write_levers_section(results: dict) -> None:
     lines += [f"| {name} | {1000 * row['infer_s']:.0f} ms | {100 * row['infer_s'] / reference_s:.1f}% |"
               for name, row in projections["systems"].items()]
     lines += ["", f"{levers['sentences']} WNUT-17 test sentences ({levers['words']} words) per inference pass, "
-              f"{levers['train_steps']} training batches per training pass (spread across the grouped epoch, or their windows shuffled); median of "
+              f"{levers['train_steps']} training batches per training pass (spread across the grouped epoch, or "
+              "their windows shuffled); median of "
               f"{levers['rounds']} alternating passes after a warm-up pass of each. Projections: the "
               f"{projections['calls']} block calls of one reference inference pass ({projections['self_attention_calls']} "
               "of them self-attention), on random inputs of their shapes. Peak memory of the process (all models): "
