@@ -107,6 +107,12 @@ def test_words(dataset: str, n: int) -> list[list[str]]:
     return [s.words for s in load_corpus(dataset, task="tagging", splits=("test",)).split("test")[:n]]
 
 
+def training_windows(model, sentences: list) -> list:
+    """Labelled windows of tagged sentences for a ``Tagger``, the labels numbered by its config."""
+    label2id = model.model.config.label2id
+    return model.featurizer.featurize([s.words for s in sentences], [[label2id[t] for t in s.tags] for s in sentences])
+
+
 def infer(system: str, dataset: str, batch_size: int, n: int) -> dict:
     """``SYSTEM`` or ``SYSTEM, subword side only`` (the other side's last module skipped)."""
     system, _, only = system.partition(", ")
@@ -130,11 +136,9 @@ def train(system: str, steps: int) -> dict:
 
     system, _, lever = system.partition(", ")
     corpus = load_corpus("wnut17", splits=("train",))
-    label_ids = {label: i for i, label in enumerate(corpus.labels)}
     model = tagger(system, 16, corpus.labels)
-    sentences = corpus.split("train")
     start = time.perf_counter()
-    windows = model.featurizer.featurize([s.words for s in sentences], [[label_ids[t] for t in s.tags] for s in sentences])
+    windows = training_windows(model, corpus.split("train"))
     featurize_s = time.perf_counter() - start
     loader = train_loader(windows, 16, model.collator, torch.Generator().manual_seed(0))
     groups = parameter_groups(model.model, 5e-5, 5e-4, 0.01)
@@ -359,7 +363,6 @@ class WidthSystems:
         from entangle.training import adamw, parameter_groups
 
         corpus = load_corpus("wnut17", splits=("train",))
-        label_ids = {label: i for i, label in enumerate(corpus.labels)}
         char, (subword, tokenizer) = load_char_encoder("builtin"), load_subword_encoder("minilm")
         systems = {"char alone": dict(num_coattention_layers=0, side="char"),
                    "subword alone": dict(num_coattention_layers=0, side="subword"),
@@ -373,8 +376,7 @@ class WidthSystems:
         helper = Tagger(self.models[f"entangle m=2, width {widths[0][0]}"], tokenizer, 32)
         self.test = test_words("wnut17", n)
         self.infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(self.test), 32, helper.collator)]
-        train = corpus.split("train")[: 16 * steps]
-        windows = helper.featurizer.featurize([s.words for s in train], [[label_ids[t] for t in s.tags] for s in train])
+        windows = training_windows(helper, corpus.split("train")[: 16 * steps])
         self.train_batches = [helper.collator(windows[i:i + 16]) for i in range(0, len(windows), 16)][:steps]
         self.optimizers = {name: (torch.optim.AdamW if name.endswith(LEVER) else adamw)(
             parameter_groups(model, 5e-5, 5e-4, 0.01)) for name, model in self.models.items()}
@@ -597,14 +599,12 @@ def levers_cost(n: int, steps: int, rounds: int = 5) -> dict:
     from entangle.training import adamw, parameter_groups
 
     corpus = load_corpus("wnut17", splits=("train",))
-    label_ids = {label: i for i, label in enumerate(corpus.labels)}
     taggers = {name: tagger(name, 32, corpus.labels) for name in ("char alone", "subword alone", REFERENCE)}
     helper = taggers[REFERENCE]
     windows = helper.featurizer.featurize(test_words("wnut17", n))
     sorted_batches = list(inference_batches(windows, 32, helper.collator))
     input_order = [(windows[i:i + 32], helper.collator(windows[i:i + 32])) for i in range(0, len(windows), 32)]
-    train = corpus.split("train")
-    train_windows = helper.featurizer.featurize([s.words for s in train], [[label_ids[t] for t in s.tags] for s in train])
+    train_windows = training_windows(helper, corpus.split("train"))
 
     def with_windows(chunk: list) -> tuple:
         return chunk, helper.collator(chunk)
@@ -622,7 +622,7 @@ def levers_cost(n: int, steps: int, rounds: int = 5) -> dict:
                False: [helper.collator(shuffled[i:i + 16]) for i in range(0, len(shuffled), 16)]}
     optimizers = {name: adamw(parameter_groups(t.model, 5e-5, 5e-4, 0.01)) for name, t in taggers.items()}
 
-    def infer(name: str, batches=sorted_batches, grad_mode=torch.inference_mode) -> dict:
+    def logits_pass(name: str, batches=sorted_batches, grad_mode=torch.inference_mode) -> dict:
         """Each window's own rows of logits, by the window's identity."""
         side = "char" if name == "char alone" else "subword"
         model, rows = taggers[name].model.eval(), {}
@@ -645,12 +645,13 @@ def levers_cost(n: int, steps: int, rounds: int = 5) -> dict:
             return run()
 
     def both(name: str) -> dict:
-        return {"infer": partial(infer, name), "train": partial(train_pass, name)}
+        return {"infer": partial(logits_pass, name), "train": partial(train_pass, name)}
 
-    infer_levers = {"batches in input order": partial(infer, REFERENCE, input_order),
-                    "torch.no_grad": partial(infer, REFERENCE, grad_mode=torch.no_grad),
-                    "autograd on": partial(infer, REFERENCE, grad_mode=torch.enable_grad),
-                    **{name: partial(patched, attention, partial(infer, REFERENCE)) for name, attention in ATTENTION_LEVERS.items()}}
+    infer_levers = {"batches in input order": partial(logits_pass, REFERENCE, input_order),
+                    "torch.no_grad": partial(logits_pass, REFERENCE, grad_mode=torch.no_grad),
+                    "autograd on": partial(logits_pass, REFERENCE, grad_mode=torch.enable_grad),
+                    **{name: partial(patched, attention, partial(logits_pass, REFERENCE))
+                       for name, attention in ATTENTION_LEVERS.items()}}
     runs = {name: both(name) for name in taggers}
     runs.update({f"{REFERENCE}, {lever}": {"infer": run} for lever, run in infer_levers.items()})
     runs[f"{REFERENCE}, batches not grouped by length"] = {"train": partial(train_pass, REFERENCE, False)}
@@ -658,7 +659,7 @@ def levers_cost(n: int, steps: int, rounds: int = 5) -> dict:
         runs[f"{REFERENCE}, {lever}"]["train"] = partial(patched, attention, partial(train_pass, REFERENCE))
     rows = alternating_timings(runs, rounds)
 
-    reference = infer(REFERENCE)
+    reference = logits_pass(REFERENCE)
     words = sum(w.own_end - w.own_start for w in windows)
     for name, row in rows.items():
         if "infer_s" in row:
