@@ -64,3 +64,16 @@ def test_empty_sentence_gets_an_empty_prediction():
     model, tokenizer = tiny_model(m=1)
     [tagged] = Tagger(model, tokenizer).tag([[]])
     assert tagged.labels == [] and tagged.probabilities == []
+
+
+def test_batches_sorted_by_length_give_what_one_sentence_at_a_time_gives():
+    """The inference fast path (windows sorted by length into padded batches) against the
+    reference (each sentence alone, no padding): same probabilities, back in input order."""
+    model, tokenizer = tiny_model(m=2, max_chars=50, max_subwords=16)
+    sentences = [["short"], LONG, "a mid length one , lol".split(), ["x"], "the lazy dog".split()]
+    batched = Tagger(model, tokenizer, batch_size=4).probabilities(sentences)
+    alone = Tagger(model, tokenizer, batch_size=1).probabilities(sentences)
+    for side in ("subword", "char"):
+        for fast, reference, words in zip(batched[side], alone[side], sentences):
+            assert fast.shape == (len(words), len(model.config.id2label))
+            assert torch.allclose(fast, reference, atol=1e-5), (side, words[:3], (fast - reference).abs().max())
