@@ -602,13 +602,13 @@ def levers_cost(n: int, steps: int, rounds: int = 5) -> dict:
     taggers = {name: tagger(name, 32, corpus.labels) for name in ("char alone", "subword alone", REFERENCE)}
     helper = taggers[REFERENCE]
     windows = helper.featurizer.featurize(test_words("wnut17", n))
-    sorted_batches = list(inference_batches(windows, 32, helper.collator))
-    input_order = [(windows[i:i + 32], helper.collator(windows[i:i + 32])) for i in range(0, len(windows), 32)]
-    train_windows = training_windows(helper, corpus.split("train"))
 
     def with_windows(chunk: list) -> tuple:
         return chunk, helper.collator(chunk)
 
+    sorted_batches = list(inference_batches(windows, 32, helper.collator))
+    input_order = [with_windows(windows[i:i + 32]) for i in range(0, len(windows), 32)]
+    train_windows = training_windows(helper, corpus.split("train"))
     epochs = {grouped: list(train_loader(train_windows, 16, with_windows, torch.Generator().manual_seed(0), grouped))
               for grouped in (True, False)}
     # Timed: `steps` of the grouped epoch's batches, spread across it (the first, the longest, left
