@@ -4,37 +4,35 @@ mixed words) for intra-word code-switching."""
 
 from __future__ import annotations
 
-from seqeval.metrics import classification_report
-from seqeval.scheme import IOB2
-from sklearn.metrics import classification_report as class_report
-
 
 def token_accuracy(gold: list[list[str]], predicted: list[list[str]]) -> float:
     pairs = [(g, p) for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps, strict=True)]
     return sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
 
 
-def score(task: str, gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    """Word-level metrics as a flat dict (plus ``per_type`` for NER)."""
-    result = {"accuracy": token_accuracy(gold, predicted)}
-    if task == "ner":
-        # Strict mode: an entity counts only with exactly the right span and type, and ill-formed
-        # predicted sequences (I- after O) are not silently turned into entities.
-        report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
-        micro = report.pop("micro avg")
-        for key in ("macro avg", "weighted avg"):
-            report.pop(key, None)
-        result.update(precision=micro["precision"], recall=micro["recall"], f1=micro["f1-score"])
-        result["per_type"] = {
-            name: {"precision": v["precision"], "recall": v["recall"], "f1": v["f1-score"], "support": int(v["support"])}
-            for name, v in sorted(report.items())
-        }
-    return result
+def entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict:
+    """Token accuracy and entity precision, recall and F1 with a ``per_type`` report, as a flat dict.
+
+    Strict mode: an entity counts only with exactly the right span and type, and ill-formed
+    predicted sequences (I- after O) are not silently turned into entities."""
+    from seqeval.metrics import classification_report  # it imports scikit-learn: only when scoring
+    from seqeval.scheme import IOB2
+
+    report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    micro = report.pop("micro avg")
+    for key in ("macro avg", "weighted avg"):
+        report.pop(key, None)
+    return {"accuracy": token_accuracy(gold, predicted), "precision": micro["precision"], "recall": micro["recall"],
+            "f1": micro["f1-score"],
+            "per_type": {name: {"precision": v["precision"], "recall": v["recall"], "f1": v["f1-score"],
+                                "support": int(v["support"])} for name, v in sorted(report.items())}}
 
 
 def classification_scores(gold: list[str], predicted: list[str]) -> dict:
     """Accuracy, macro-F1 (every class weighs the same, as TweetEval reports most tasks) and a
     per-class report under ``per_type`` (the key the word-level reports use)."""
+    from sklearn.metrics import classification_report as class_report  # only when scoring
+
     report = class_report(gold, predicted, output_dict=True, zero_division=0, labels=sorted(set(gold) | set(predicted)))
     return {
         "accuracy": sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold) if gold else 0.0,

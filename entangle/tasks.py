@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .data.labels import UnknownLabelError, build_labels
-from .metrics import char_accuracy, classification_scores, score as word_scores
+from .decoding import DECODINGS, argmax_decode, iob2_viterbi
+from .metrics import char_accuracy, classification_scores, entity_scores, token_accuracy
 
 UNITS = ("word", "char", "text")
 
@@ -37,6 +38,8 @@ class Task:
     main_score: str
     #: Sides that can predict this task's labels.
     sides: tuple[str, ...] = ("subword", "char")
+    #: Whether some label sequences are invalid (IOB2), so constrained decoding differs from argmax.
+    has_label_grammar: bool = False
     description: str
 
     def gold(self, example: Any) -> list[str]:
@@ -47,21 +50,44 @@ class Task:
     def label_set(self, examples: list) -> list[str]:
         return sorted({label for example in examples for label in self.gold(example)})
 
+    def decode(self, probabilities, labels: list[str], decoding: str = "constrained"
+               ) -> tuple[list[str], list[float]]:
+        """An example's labels from its ``(n_units, n_labels)`` probabilities, and the probability of
+        each chosen label. ``decoding="constrained"`` keeps the task's label grammar where it has one
+        (IOB2 for NER); ``"argmax"`` takes each unit's most probable label on its own."""
+        if decoding not in DECODINGS:
+            raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
+        index, best = self._constrained(probabilities, labels) if decoding == "constrained" else argmax_decode(probabilities)
+        return [labels[i] for i in index], best
+
+    def _constrained(self, probabilities, labels: list[str]) -> tuple[list[int], list[float]]:
+        return argmax_decode(probabilities)  # no label grammar: each unit on its own
+
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
         raise NotImplementedError
 
     def check_labels(self, examples: list, labels: list[str], what: str) -> None:
-        """Raise with every label the model cannot predict and where it first occurs."""
-        known = set(labels)
-        unknown: dict[str, str] = {}
-        for example in examples:
-            for label in self.gold(example):
-                if label not in known and label not in unknown:
-                    unknown[label] = example.source
+        """Raise with every label the model cannot predict and where it first occurs (``path:line``
+        of the word itself where the reader kept word lines, else of the example)."""
+        unknown = self.unseen_labels(examples, labels)
         if unknown:
-            listed = ", ".join(f"{label!r} (first at {where})" for label, where in sorted(unknown.items()))
+            listed = ", ".join(f"{label!r} (first at {places[0]})" for label, (_, places) in sorted(unknown.items()))
             raise UnknownLabelError(f"{what} has {len(unknown)} label(s) that are not in the training labels "
                                     f"{labels}: {listed}")
+
+    def unseen_labels(self, examples: list, labels: list[str], places: int = 3) -> dict[str, tuple[int, list[str]]]:
+        """``{label: (occurrences, the first places it occurs)}`` for every gold label not in ``labels``."""
+        known = set(labels)
+        unknown: dict[str, tuple[int, list[str]]] = {}
+        for example in examples:
+            for index, label in enumerate(self.gold(example)):
+                if label not in known:
+                    count, where = unknown.get(label, (0, []))
+                    place = example.where(index) if self.unit == "word" and hasattr(example, "where") else example.source
+                    if len(where) < places and place not in where:
+                        where.append(place)
+                    unknown[label] = (count + 1, where)
+        return unknown
 
     def units(self, words: list[str]) -> int:
         """How many labels an example with these words has."""
@@ -70,6 +96,7 @@ class Task:
 
 class NerTask(Task):
     name, unit, main_score = "ner", "word", "f1"
+    has_label_grammar = True
     description = "named entities as IOB2 word tags; entity P/R/F1 (seqeval, strict)"
 
     def gold(self, example) -> list[str]:
@@ -79,14 +106,24 @@ class NerTask(Task):
         return build_labels(examples, self.name)
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
-        return word_scores(self.name, [self.gold(e) for e in examples], predicted)
+        return entity_scores([self.gold(e) for e in examples], predicted)
+
+    def _constrained(self, probabilities, labels: list[str]) -> tuple[list[int], list[float]]:
+        return iob2_viterbi(probabilities, labels)
 
 
 class TaggingTask(NerTask):
     """Word tags of any tag set: the NER task's reading and labels, scored by token accuracy."""
 
     name, unit, main_score = "tagging", "word", "accuracy"
+    has_label_grammar = False
     description = "any tag per word (e.g. POS); token accuracy"
+
+    def score(self, examples: list, predicted: list[list[str]]) -> dict:
+        return {"accuracy": token_accuracy([self.gold(e) for e in examples], predicted)}
+
+    def _constrained(self, probabilities, labels: list[str]) -> tuple[list[int], list[float]]:
+        return argmax_decode(probabilities)  # any tag set: no grammar between tags
 
 
 class CharTaggingTask(Task):

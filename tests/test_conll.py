@@ -100,3 +100,16 @@ def test_reads_every_masakhaner_language(language, recwarn):
         assert sentences and all(len(s.words) == len(s.tags) for s in sentences)
         assert set(build_labels(sentences, "ner")) <= {"O"} | {f"{p}-{t}" for p in "BI" for t in ("PER", "ORG", "LOC", "DATE")}
     assert not sentences[0].words[0].startswith("\ufeff")
+
+
+def test_ragged_lines_read_their_own_first_and_last_columns(tmp_path):
+    """CharBERT's CharAttack files: a perturbed token may hold the column separator."""
+    path = tmp_path / "attack.txt"
+    path.write_text("Peter B-PER\nlives O\nin New Yrok B-LOC\nbut O\n")
+    with pytest.raises(DataFormatError, match=r"attack.txt:3: expected 2 columns \(as on line 1\), found 4.*--ragged-columns"):
+        read_conll(path)
+    [sentence] = read_conll(path, ragged=True)
+    assert sentence.words == ["Peter", "lives", "in", "but"] and sentence.tags == ["B-PER", "O", "B-LOC", "O"]
+    path.write_text("Peter B-PER\nlives\n")
+    with pytest.raises(DataFormatError, match=r"attack.txt:2: 1 column\(s\): too few for token column 0 and tag column -1"):
+        read_conll(path, ragged=True)

@@ -1,6 +1,6 @@
 """Readers for text classification: the TweetEval layout and generic TSV / CSV / JSON-lines tables.
 
-A text is split into words with :func:`~entangle.data.raw_text.split_words` (the rule ``predict``
+A text is split into words with :func:`~entangle.data.words.split_words` (the rule ``predict``
 uses on raw text), so training, evaluation and prediction see the same words.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .conll import DataFormatError, decoded_lines
-from .raw_text import split_words
+from .words import split_words
 
 #: File suffixes read as tables with a text and a label column.
 TABLE_SUFFIXES = (".tsv", ".csv", ".jsonl")

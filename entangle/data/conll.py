@@ -6,6 +6,7 @@ Every problem is reported with the file and line it comes from: malformed input 
 
 from __future__ import annotations
 
+import codecs
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -31,18 +32,56 @@ class Sentence:
     source: str = ""
     #: Comment lines of formats that have them (CoNLL-U), kept for output.
     comments: list[str] = field(default_factory=list)
+    #: The source line of each word, for messages about one word (``None`` where a reader does not keep them).
+    lines: list[int] | None = field(default=None, compare=False, repr=False)
+
+    def where(self, index: int) -> str:
+        """``path:line`` of word ``index``: its own line when the reader kept it, else the sentence's first."""
+        if self.lines is not None and 0 <= index < len(self.lines) and ":" in self.source:
+            return f"{self.source.rpartition(':')[0]}:{self.lines[index]}"
+        return self.source
 
 
-def decoded_lines(path: Path):
+#: Byte-order marks of the wide Unicode encodings (UTF-32's first: UTF-16 LE's is a prefix of it).
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)", "utf-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)", "utf-16"))
+
+
+def decoded_lines(path: str | Path):
+    """``(line number, text without its line end)`` for each line of a text file.
+
+    Lines end at ``\\n`` (or ``\\r\\n``) only: other characters that ``str.splitlines`` breaks on
+    (U+000B, U+001C-U+001E, U+0085, U+2028, ...) stay inside their line. The file is UTF-8 (a
+    byte-order mark is skipped), or UTF-16 / UTF-32 with its byte-order mark. Anything else, and a
+    file with NUL bytes (binary, or wide text without a byte-order mark), is a :class:`DataFormatError`
+    naming the line.
+    """
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        data = handle.read()
+    for bom, name, codec in _WIDE_BOMS:
+        if data.startswith(bom):
             try:
-                text = raw.decode("utf-8")
+                text = data.decode(codec)
             except UnicodeDecodeError as err:
-                raise DataFormatError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
-            if number == 1:
-                text = text.removeprefix("\ufeff")
-            yield number, text.rstrip("\r\n")
+                line = data[: err.start].decode(codec, errors="replace").count("\n") + 1
+                raise DataFormatError(path, line, f"not valid {name} ({err.reason})") from None
+            lines = text.split("\n")
+            break
+    else:
+        if b"\0" in data:
+            raise DataFormatError(path, data[: data.index(b"\0")].count(b"\n") + 1, "NUL bytes: not a text file "
+                                  "(binary, or UTF-16/32 without its byte-order mark)")
+        lines = data.removeprefix(codecs.BOM_UTF8).split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the end of the last line, not a line
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataFormatError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start}); text files "
+                                                    "must be UTF-8, or UTF-16/32 with a byte-order mark") from None
+        yield number, line.removesuffix("\r")
 
 
 def read_conll(
@@ -50,29 +89,34 @@ def read_conll(
     token_column: int = 0,
     tag_column: int | None = -1,
     scheme: str | None = "iob2",
+    ragged: bool = False,
 ) -> list[Sentence]:
     """Read sentences from a column file.
 
     Columns are tab-separated if the first data line holds a tab, otherwise separated by runs of
-    spaces; every data line must have that line's number of columns. Lines holding only
-    whitespace end a sentence; ``-DOCSTART-`` lines are skipped. ``tag_column=None`` reads words
-    only (for tagging new text); ``scheme="iob2"`` checks tags as NER tags.
+    spaces; every data line must have that line's number of columns, unless ``ragged``: then each
+    line's own columns are indexed (with the defaults, its first column is the token and its last
+    the tag), for files such as CharBERT's CharAttack sets, where a perturbed token may hold a
+    space. Lines holding only whitespace end a sentence; ``-DOCSTART-`` lines are skipped.
+    ``tag_column=None`` reads words only (for tagging new text); ``scheme="iob2"`` checks tags as
+    NER tags.
     """
     path = Path(path)
     sentences: list[Sentence] = []
     words: list[str] = []
     tags: list[str] = []
-    first_line = 0
+    lines: list[int] = []
     separator: str | None = None
     n_columns = 0
     columns_line = 0
     repaired: list[int] = []
 
     def close_sentence():
-        nonlocal words, tags
+        nonlocal words, tags, lines
         if words:
-            sentences.append(Sentence(words, tags if tag_column is not None else None, f"{path}:{first_line}"))
-        words, tags = [], []
+            sentences.append(Sentence(words, tags if tag_column is not None else None, f"{path}:{lines[0]}",
+                                      lines=lines))
+        words, tags, lines = [], [], []
 
     for number, line in decoded_lines(path):
         if not line.strip():
@@ -89,16 +133,21 @@ def read_conll(
         if fields[0] == DOCSTART:
             close_sentence()
             continue
-        if len(fields) != n_columns:
+        columns = [c for c in (token_column, tag_column) if c is not None]
+        if ragged and (any(not -len(fields) <= c < len(fields) for c in columns)
+                       or len({c % len(fields) for c in columns}) < len(columns)):  # token and tag: two columns
+            raise DataFormatError(path, number, f"{len(fields)} column(s): too few for token column {token_column} "
+                                                f"and tag column {tag_column}")
+        if len(fields) != n_columns and not ragged:
             raise DataFormatError(
-                path, number, f"expected {n_columns} columns (as on line {columns_line}), found {len(fields)}: {line!r}"
+                path, number, f"expected {n_columns} columns (as on line {columns_line}), found {len(fields)}: {line!r} "
+                "(--ragged-columns reads each line's own first and last columns)"
             )
         word = fields[token_column]
         if not word.strip():
             raise DataFormatError(path, number, "empty token")
-        if not words:
-            first_line = number
         words.append(word)
+        lines.append(number)
         if tag_column is not None:
             tag = fields[tag_column]
             if scheme == "iob2":

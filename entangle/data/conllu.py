@@ -110,7 +110,7 @@ def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
                 if value in ("", "_"):
                     raise DataFormatError(path, row.line, f"word {row.fields[0]} has no {tag.upper()} ('{value}')")
         sentences.append(Sentence([row.fields[1] for row in rows.words], tags, f"{path}:{rows.first_line}",
-                                  rows.comments))
+                                  rows.comments, lines=[row.line for row in rows.words]))
     return sentences
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tasks import get_task
 from .classification import is_classification_file, read_texts
-from .conll import read_conll
+from .conll import DataFormatError, read_conll
 from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
 from .intraword import READERS as INTRAWORD_DATASETS, load_intraword, read_sagt, read_spanish_wixarika
@@ -26,6 +29,9 @@ class Corpus:
     test: list | None
     task: str
     files: dict[str, Path]
+    #: Reads one of ``files`` as the task does: the test file that was not read is read by
+    #: :attr:`labels`, for its label check alone.
+    reader: Callable[[Path], list] | None = field(default=None, repr=False, compare=False)
 
     def split(self, name: str) -> list:
         """The sentences of a split that was read; a clear error when the data has none."""
@@ -36,12 +42,29 @@ class Corpus:
 
     @property
     def labels(self) -> list[str]:
-        """The label set training defines; dev and test are checked against it."""
+        """The label set training defines. Dev labels outside it are an error (model selection
+        would score labels the model cannot predict); test labels outside it are a warning, one
+        line per file, since training can go on but ``evaluate`` will refuse that file. A test file
+        that was not read (``splits`` without ``test``, as for ``entangle train``) is read for this
+        check alone."""
         task = get_task(self.task)
         labels = task.label_set(self.train)
-        for split in ("dev", "test"):
-            if getattr(self, split):
-                task.check_labels(getattr(self, split), labels, f"the {split} set {self.files[split]}")
+        if self.dev:
+            task.check_labels(self.dev, labels, f"the dev set {self.files['dev']}")
+        test = self.test
+        if test is None and self.reader is not None and self.files.get("test") not in (None, self.files.get("train")):
+            try:
+                test = self.reader(self.files["test"])
+            except (DataFormatError, OSError) as err:
+                warnings.warn(f"the test set's labels were not checked: {err}", stacklevel=2)
+        if test:
+            unknown = task.unseen_labels(test, labels)
+            if unknown:
+                listed = ", ".join(f"{label!r} ({count} time{'s' if count > 1 else ''}, at {', '.join(places)}"
+                                   f"{', ...' if count > len(places) else ''})"
+                                   for label, (count, places) in sorted(unknown.items()))
+                warnings.warn(f"the test set {self.files['test']} has {len(unknown)} label(s) that the training data "
+                              f"does not have; evaluating on it will fail: {listed}", stacklevel=2)
         return labels
 
 
@@ -71,21 +94,22 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
 
 
 def read_tagged(path: Path, token_column: int = 0, tag_column: int | None = -1, scheme: str | None = "iob2",
-                conllu_tag: str = "upos") -> list:
+                conllu_tag: str = "upos", ragged: bool = False) -> list:
     """A ``.conllu`` file as CoNLL-U (its ``conllu_tag`` column), any other as CoNLL columns."""
     if Path(path).suffix.lower() == ".conllu":
         return read_conllu(path, conllu_tag if tag_column is not None else None)
-    return read_conll(path, token_column, tag_column, scheme)
+    return read_conll(path, token_column, tag_column, scheme, ragged)
 
 
 def read_examples(path: Path, task: str, *, token_column: int = 0, tag_column: int | None = -1,
-                  conllu_tag: str = "upos", text_field: str = "text", label_field: str = "label") -> list:
+                  conllu_tag: str = "upos", text_field: str = "text", label_field: str = "label",
+                  ragged: bool = False) -> list:
     """One file's examples, read as ``task`` reads them."""
     if task == "classification":
         return read_texts(path, text_field, label_field)
     if task == "char-tagging":  # SAGT-style CoNLL-U, else the Spanish–Wixarika annotation format
         return (read_sagt if Path(path).suffix.lower() == ".conllu" else read_spanish_wixarika)(path)[0]
-    return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag)
+    return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag, ragged)
 
 
 def default_task(files: dict[str, Path]) -> str:
@@ -102,12 +126,13 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
                 token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
                 dev: str | Path | None = None, test: str | Path | None = None,
                 splits: tuple[str, ...] = ("train", "dev", "test"), conllu_tag: str = "upos",
-                text_field: str = "text", label_field: str = "label") -> Corpus:
+                text_field: str = "text", label_field: str = "label", ragged: bool = False) -> Corpus:
     """Read the ``splits`` of ``data``; ``train``/``dev``/``test`` files override its files.
 
     ``task`` defaults to the dataset's, else what the files say (:func:`default_task`).
     ``conllu_tag`` (``upos`` or ``xpos``) picks the tag of CoNLL-U files; ``text_field`` and
-    ``label_field`` the columns of classification tables.
+    ``label_field`` the columns of classification tables; ``ragged`` lets column files' lines have
+    different numbers of columns (:func:`~entangle.data.conll.read_conll`).
     """
     if str(data) in INTRAWORD_DATASETS and not (train or dev or test):
         # Read (and, without a published split, split by post id) by the dataset's own reader.
@@ -120,6 +145,8 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     task = get_task(task or dataset_task or default_task(files)).name
     read = {split: read_examples(files[split], task, token_column=token_column, tag_column=tag_column,
-                                 conllu_tag=conllu_tag, text_field=text_field, label_field=label_field)
+                                 conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
             if split in files and split in splits else None for split in ("train", "dev", "test")}
-    return Corpus(read["train"], read["dev"], read["test"], task, files)
+    reader = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
+                               conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
+    return Corpus(read["train"], read["dev"], read["test"], task, files, reader)

@@ -132,7 +132,7 @@ class Featurizer:
             for position, word in enumerate(words):
                 if not word.strip():
                     raise ValueError(f"sentence {index}: word {position} is empty or whitespace only ({word!r})")
-        if self.tokenizer is not None:
+        if self.tokenizer is not None and sentences:  # a tokenizer cannot encode an empty batch
             subwords, spans = self._align_subwords(sentences)
         else:
             subwords, spans = [None] * len(sentences), [None] * len(sentences)

@@ -6,20 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import regex
-
 from .conll import DataFormatError, decoded_lines
-
-# URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
-# hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
-# The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba tone
-# marks (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
-_WORD = regex.compile(r"https?://\S+|www\.\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]")
-
-
-def split_words(text: str) -> list[str]:
-    """Raw text -> words, for ``predict`` on plain text."""
-    return _WORD.findall(text)
+from .words import split_words
 
 
 class NoTextError(ValueError):
