@@ -1,171 +1,37 @@
-"""ONNX export of a trained model, and an ONNX Runtime model the :class:`~entangle.predict.Tagger` runs.
+"""An exported model run on ONNX Runtime, with the PyTorch model's call interface, so the
+:class:`~entangle.predict.Tagger` runs it like the PyTorch model (``entangle.onnx_export`` writes
+the directory).
 
 An exported directory is self-contained: ``config.json`` and the tokenizer files beside
-``model.onnx`` (every trained side's logits) and, for a model with both heads, one graph per
-side (``model.subword.onnx``, ``model.char.onnx``) pruned to what that side's logits need, so
-predicting from one side skips the other side's last co-attention module as in PyTorch. All
-graphs read their weights from one file, ``model.onnx.data``.
+``model.onnx`` (every trained head's logits) and, for a model with several heads, one graph per
+head (``model.subword.onnx``, ``model.char.onnx``, ``model.joint.onnx``) pruned to what its
+logits need, so predicting from one side skips the other side's last co-attention module as in
+PyTorch. All graphs read their weights from one file, ``model.onnx.data``.
 
-Needs the ``onnx`` extra (``onnx``, ``onnxscript`` for exporting, ``onnxruntime`` for running).
+Needs the ``onnx`` extra (``onnxruntime`` for running).
 """
 
 from __future__ import annotations
 
 import shutil
-import warnings
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 from transformers import AutoConfig
 
 from .modeling.configuration import EntangleConfig
 from .modeling.modeling_entangle import EntangleTaggerOutput
-from .tasks import get_task
+from .options import GRAPH, MissingExtraError, is_onnx_dir
 
-if TYPE_CHECKING:
-    from .predict import Tagger
-
-GRAPH = "model.onnx"
 WEIGHTS = GRAPH + ".data"  # the name torch's exporter gives the external weights of GRAPH
-#: Traced with two windows of different lengths, so every length axis is seen varying.
-EXAMPLE = [["Entangled", "representations", "tag", "noisy", "text", "@user", "!"], ["Short", "one"]]
-#: Largest difference from PyTorch's logits accepted when an export checks itself.
-TOLERANCE = 1e-4
-
-
-def is_onnx_dir(path: str | Path) -> bool:
-    return (Path(path) / GRAPH).is_file()
 
 
 def side_graph(side: str) -> str:
     return f"model.{side}.onnx"
 
 
-class MissingExtraError(ImportError):
-    """The ``onnx`` extra is not installed."""
-
-
 def _needs_extra(error: ImportError) -> MissingExtraError:
     return MissingExtraError(f"{error}: ONNX export and inference need the onnx extra (pip install 'entangle-nlp[onnx]')")
-
-
-def _input_names(config: EntangleConfig, sides: tuple[str, ...]) -> list[str]:
-    names = (["char_ids", "char_mask"] if config.uses_char else []) + (
-        ["subword_ids", "subword_mask"] if config.uses_subword else [])
-    # A text classifier reads the first position: it has no unit positions to feed.
-    return names + ([f"{side}_word_starts" for side in sides] if get_task(config.task).unit != "text" else [])
-
-
-class _Graph(torch.nn.Module):
-    """The model as a function of positional tensors, returning the logits of ``sides``."""
-
-    def __init__(self, model: torch.nn.Module, names: list[str], sides: tuple[str, ...]):
-        super().__init__()
-        self.model, self.names, self.sides = model, names, sides
-
-    def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        out = self.model(**dict(zip(self.names, inputs)), sides=self.sides)
-        return tuple(getattr(out, f"{side}_logits") for side in self.sides)
-
-
-def _dynamic_shapes(config: EntangleConfig, names: list[str]) -> list[dict[int, torch.export.Dim]]:
-    batch, words = torch.export.Dim("batch"), torch.export.Dim("words")
-    length = {"char": torch.export.Dim("chars", max=config.max_chars) if config.uses_char else None,
-              "subword": torch.export.Dim("subwords", max=config.max_subwords) if config.uses_subword else None}
-    return [{0: batch, 1: words if name.endswith("word_starts") else length[name.split("_")[0]]} for name in names]
-
-
-def export_onnx(tagger: "Tagger | str | Path", output_dir: str | Path) -> Path:
-    """Export a trained model (a :class:`Tagger` or a model directory) to ``output_dir``.
-
-    The graphs take dynamic batch and length axes. The export checks itself: every graph must give
-    PyTorch's logits (within ``TOLERANCE``) on two batches of different shapes, else it raises.
-    """
-    from .predict import Tagger
-
-    try:
-        import onnx
-        import onnxscript  # noqa: F401  (torch's exporter needs it)
-        from onnx.utils import Extractor
-    except ImportError as err:
-        raise _needs_extra(err) from None
-    try:
-        from torch.export._patches import register_lstm_while_loop_decomposition
-    except ImportError:
-        raise MissingExtraError(f"torch {torch.__version__} lacks the LSTM decomposition that exporting needs "
-                                "(torch.export._patches; torch 2.13 has it)") from None
-    if not isinstance(tagger, Tagger):
-        tagger = Tagger.from_pretrained(tagger)
-    if not isinstance(tagger.model, torch.nn.Module):
-        raise TypeError("this tagger's model is already an ONNX model")
-    model, config = tagger.model.eval(), tagger.model.config
-    if config.fusion != "coattention":
-        raise ValueError(f"ONNX export covers the entanglement model, not fusion={config.fusion!r}")
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    sides = config.trained_sides
-    names = _input_names(config, sides)
-    batches = [{k: v.to(model.device) for k, v in tagger.collator(tagger.featurizer.featurize(sentences)).items()}
-               for sentences in (EXAMPLE, EXAMPLE[1:])]
-    # torch's exporter traces aten.lstm as a loop over the actual length only while capturing; its
-    # decomposition step retraces with the default loop, which can fix the length to the example's
-    # (pytorch issue 191855; fixed upstream by keeping the loop for both steps, as done here).
-    with warnings.catch_warnings(), register_lstm_while_loop_decomposition():
-        warnings.simplefilter("ignore")
-        # Opset 23 turns scaled_dot_product_attention into ONNX's Attention operator, which ONNX
-        # Runtime runs about twice as fast as the matmul-softmax-matmul graph of earlier opsets.
-        program = torch.onnx.export(_Graph(model, names, sides), tuple(batches[0][name] for name in names),
-                                    input_names=names, output_names=[f"{side}_logits" for side in sides],
-                                    dynamic_shapes={"inputs": tuple(_dynamic_shapes(config, names))},
-                                    dynamo=True, opset_version=23, verbose=False)
-    _check_dynamic(program.model.graph.inputs)
-    program.save(output_dir / GRAPH, external_data=True)
-    if len(sides) > 1:
-        # The weights stay in WEIGHTS: the pruned graphs' initializers keep pointing into it.
-        full = Extractor(onnx.load(output_dir / GRAPH, load_external_data=False))
-        for side in sides:
-            pruned = full.extract_model(names, [f"{side}_logits"])
-            used = {name for node in pruned.graph.node for name in node.input}
-            onnx.save(full.extract_model([name for name in names if name in used], [f"{side}_logits"]),
-                      output_dir / side_graph(side))
-    config.save_pretrained(output_dir)
-    if tagger.tokenizer is not None:
-        tagger.tokenizer.save_pretrained(output_dir)
-    _check(model, OnnxEntangleModel.from_pretrained(output_dir), batches)
-    return output_dir
-
-
-def _check_dynamic(inputs: Iterable) -> None:  # onnx_ir values
-    """Refuse a graph whose inputs lost a dynamic axis: torch's exporter fixes an axis to the
-    example's size where the model's code specialises it (Hugging Face's CANINE does)."""
-    for value in inputs:
-        fixed = [(axis, dim) for axis, dim in enumerate(value.shape) if isinstance(dim, int)]
-        if fixed:
-            axis, size = fixed[0]
-            raise RuntimeError(f"torch's exporter fixed axis {axis} of {value.name} to {size}: the model's code "
-                               "specialises it (CANINE does), so its ONNX graph would only take that size")
-
-
-def _check(model: torch.nn.Module, exported: "OnnxEntangleModel", batches: list[dict[str, torch.Tensor]]) -> None:
-    sides = model.config.trained_sides
-    for side_set in [sides, *([(side,) for side in sides] if len(sides) > 1 else [])]:
-        for batch in batches:
-            with torch.inference_mode():
-                expected = model(**batch, sides=side_set)
-            shape = tuple(batch[next(iter(batch))].shape)
-            try:
-                got = exported(**batch, sides=side_set)
-            except Exception as err:  # ONNX Runtime's errors have no common base class
-                raise RuntimeError(f"the exported graph for sides {side_set} fails on a batch of shape {shape}: "
-                                   f"{err}") from err
-            for side in side_set:
-                a, b = getattr(expected, f"{side}_logits").cpu(), getattr(got, f"{side}_logits")
-                difference = (a - b).abs().max().item() if a.shape == b.shape else float("inf")
-                if not difference <= TOLERANCE:
-                    raise RuntimeError(f"the exported graph for sides {side_set} differs from PyTorch on a batch of "
-                                       f"shape {shape}: {side} logits {difference:.2e} apart (tolerance {TOLERANCE})")
 
 
 class OnnxEntangleModel:
@@ -194,7 +60,8 @@ class OnnxEntangleModel:
         return cls(path, config, threads)
 
     def _session(self, sides: tuple[str, ...]):
-        name = GRAPH if set(sides) == set(self.config.trained_sides) else side_graph(sides[0])
+        # One head: its own pruned graph; several: the whole graph (its other outputs are dropped).
+        name = side_graph(sides[0]) if len(sides) == 1 and len(self.config.trained_sides) > 1 else GRAPH
         if name not in self._sessions:
             try:
                 import onnxruntime
@@ -215,8 +82,9 @@ class OnnxEntangleModel:
         session = self._session(sides)
         feed = {i.name: batch[i.name].cpu().numpy() for i in session.get_inputs()}
         logits = dict(zip((o.name for o in session.get_outputs()), map(torch.from_numpy, session.run(None, feed))))
+        logits = {name: value for name, value in logits.items() if name.removesuffix("_logits") in sides}
         return EntangleTaggerOutput(logits=logits.get(f"{self.config.predict_side}_logits"),
-                                    subword_logits=logits.get("subword_logits"), char_logits=logits.get("char_logits"))
+                                    **{f"{side}_logits": logits.get(f"{side}_logits") for side in ("subword", "char", "joint")})
 
     def eval(self) -> "OnnxEntangleModel":
         return self

@@ -10,7 +10,7 @@ from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 from entangle.cli import main
 from entangle.data.features import CHAR_CLS, CHAR_SEP, Featurizer
 from entangle.modeling import CharBertModel, EntangleConfig, EntangleForTokenClassification
-from entangle.modeling.configuration import ConfigError
+from entangle.options import ConfigError
 from entangle.predict import Tagger
 from entangle.training import parameter_groups
 from tiny import LABELS, WIDTH, bytelevel_bpe_tokenizer, subword_encoder, tiny_model, unigram_tokenizer, wordpiece_tokenizer

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from entangle.modeling import CharEncoderConfig, CharEncoderModel, EntangleConfig, EntangleForTokenClassification
+from entangle.options import ConfigError
 from entangle.predict import Tagger
 from tiny import LABELS, WIDTH, tiny_model
 
@@ -41,7 +42,7 @@ def test_one_side_only_skips_the_other_sides_last_module_and_changes_nothing(m):
         fast = model(**batch, sides=(side,))
         assert torch.equal(getattr(fast, f"{side}_logits"), getattr(full, f"{side}_logits"))
         assert getattr(fast, f"{'char' if side == 'subword' else 'subword'}_logits") is None
-    tagger = Tagger(model, tokenizer)
+    tagger = Tagger(model, tokenizer, decoding="argmax")
     expected = {side: [p.argmax(-1) for p in probs] for side, probs in tagger.probabilities(SENTENCES).items()}
     for side in ("subword", "char"):
         assert [t.labels for t in tagger.tag(SENTENCES, side)] == [
@@ -236,8 +237,8 @@ def _weights(model):
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("group_by_length", [True, False])
-def test_interrupted_training_resumes_exactly(tmp_path, group_by_length):
+@pytest.mark.parametrize("group_by_length, train_noise", [(True, 0.0), (False, 0.0), (True, 0.5)])
+def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise):
     """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
     from entangle.data.conll import Sentence
     from entangle.training import TrainingConfig, train
@@ -252,7 +253,7 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length):
 
     def options(name):
         return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=None,
-                    group_by_length=group_by_length)
+                    group_by_length=group_by_length, train_noise=train_noise)
 
     reference = fresh()
     train(reference, sentences, sentences[:3], TrainingConfig(**options("reference")))
@@ -333,3 +334,50 @@ def test_the_loop_state_carries_the_peak_memory_over_a_resume():
     older = LoopState(torch.Generator())  # a checkpoint written before the field existed
     older.load_state_dict({k: v for k, v in state.state_dict().items() if k != "peak_memory_mb"})
     assert older.peak_memory_mb == 0.0 and older.epoch == state.epoch
+
+
+def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_path):
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "Berlin", "today"], ["B-PER", "O", "O", "B-LOC", "O"]),
+                 Sentence(["Annabel", "sings", "loudly"], ["B-PER", "O", "O"])] * 4
+    tagger = Tagger(*tiny_model(m=1))
+    seen = []
+    featurize = tagger.featurizer.featurize
+
+    def spy(words, labels=None):
+        seen.append(([list(w) for w in words], labels))
+        return featurize(words, labels)
+
+    tagger.featurizer.featurize = spy
+    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path / "run"), epochs=2, batch_size=4,
+                                                   train_noise=1.0, train_noise_attacks=("swap", "lower")))
+    clean, first, second = (words for words, _ in seen)  # the clean windows, then one copy per epoch
+    assert clean == [s.words for s in sentences] and first != clean and second != first
+    assert all(len(a) == len(b) for a, b in zip(first, clean)) and any(w.islower() and w != w0.lower()
+                                                                     for s, s0 in zip(second, clean) for w, w0 in zip(s, s0))
+    assert seen[0][1] == seen[1][1] == seen[2][1]  # labels unchanged
+    with pytest.raises(ValueError, match="train_noise changes characters"):
+        train(Tagger(*tiny_model(m=1, side="char", task="char-tagging", labels=["A", "B"])), [], None,
+              TrainingConfig(output_dir=str(tmp_path / "chars"), train_noise=0.5))
+
+
+@pytest.mark.parametrize("task", ["ner", "classification"])
+def test_the_joint_head_reads_both_sides_and_trains_beside_them(task):
+    labels = ["neg", "pos"] if task == "classification" else LABELS
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=1, task=task, labels=labels, joint_head=True, predict_side="joint")
+    assert model.config.trained_sides == ("subword", "char", "joint") and model.config.isolate_sides
+    tagger = Tagger(model.train(), tokenizer)
+    windows = tagger.featurizer.featurize([["Peter", "lives", "in", "Paris"]], [[0] if task == "classification" else [1, 0, 0, 1]])
+    batch = tagger.collator(windows)
+    out = model(**batch)
+    assert out.joint_logits.shape == out.subword_logits.shape and torch.equal(out.logits, out.joint_logits)
+    model.zero_grad()
+    model(**batch, sides=("joint",)).loss.backward()  # beside the isolated sides: it trains only itself
+    trained = {name.split(".")[0] + "." + name.split(".")[1] for name, p in model.named_parameters() if p.grad is not None
+               and p.grad.abs().sum() > 0}
+    assert trained == {"classifiers.joint"}
+    with pytest.raises(ConfigError, match="the joint head reads both sides: it needs side='both'"):
+        tiny_model(m=1, side="subword", joint_head=True)

@@ -9,7 +9,9 @@ pytest.importorskip("onnxruntime", reason="the onnx extra is not installed (pip 
 pytest.importorskip("onnxscript", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
 
 from entangle.cli import main  # noqa: E402
-from entangle.onnx_model import GRAPH, WEIGHTS, OnnxEntangleModel, export_onnx, side_graph  # noqa: E402
+from entangle.onnx_export import export_onnx  # noqa: E402
+from entangle.onnx_model import WEIGHTS, OnnxEntangleModel, side_graph  # noqa: E402
+from entangle.options import GRAPH  # noqa: E402
 from entangle.predict import Tagger  # noqa: E402
 from tiny import tiny_model  # noqa: E402
 
@@ -21,7 +23,8 @@ SENTENCES = [
 ]
 #: Longer than the tiny BERT's 64 positions and the character encoder's 2048: cut into several windows.
 LONG = "The quick brown fox jumps over the lazy dog in New York City".split() * 36
-CONFIGS = {"m0-subword": dict(m=0, side="subword"), "m0-char": dict(m=0, side="char"), "m2-both": dict(m=2, side="both")}
+CONFIGS = {"m0-subword": dict(m=0, side="subword"), "m0-char": dict(m=0, side="char"), "m2-both": dict(m=2, side="both"),
+           "m1-joint": dict(m=1, side="both", joint_head=True)}
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
@@ -47,7 +50,7 @@ def test_logits_match_pytorch_on_a_batch_of_different_lengths(exported):
         with torch.inference_mode():
             expected = torch_tagger.model(**batch, sides=sides)
         got = onnx_tagger.model(**batch, sides=sides)
-        for side in ("subword", "char"):
+        for side in ("subword", "char", "joint"):
             a, b = getattr(expected, f"{side}_logits"), getattr(got, f"{side}_logits")
             assert (a is None) == (b is None) == (side not in sides)
             if a is not None:

@@ -9,7 +9,6 @@ hub model.
 from __future__ import annotations
 
 import torch
-from huggingface_hub.dataclasses import strict
 import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
@@ -27,7 +26,6 @@ def hash_code_points(code_points: torch.Tensor, k: int, buckets: int) -> torch.T
     return (code_points * _HASH_MULTIPLIERS[k] + k) % buckets
 
 
-@strict
 class CharEncoderConfig(PreTrainedConfig):
     r"""
     Configuration of [`CharEncoderModel`].
@@ -53,19 +51,33 @@ class CharEncoderConfig(PreTrainedConfig):
     """
 
     model_type = "entangle-char"
+    # Its own __init__ (not a dataclass) and __eq__, for every transformers 5 release: see EntangleConfig.
+    __eq__ = PreTrainedConfig.__eq__
 
-    hidden_size: int = 256
-    embedding_size: int = 128
-    num_hidden_layers: int = 1
-    num_hash_functions: int = 2
-    num_hash_buckets: int = 8192
-    hidden_dropout_prob: float = 0.1
-    max_position_embeddings: int = 2048
-    initializer_range: float = 0.02
-    pad_token_id: int | None = 0
-
-    def validate_architecture(self):
-        super().validate_architecture()
+    def __init__(
+        self,
+        *,
+        hidden_size: int = 256,
+        embedding_size: int = 128,
+        num_hidden_layers: int = 1,
+        num_hash_functions: int = 2,
+        num_hash_buckets: int = 8192,
+        hidden_dropout_prob: float = 0.1,
+        max_position_embeddings: int = 2048,
+        initializer_range: float = 0.02,
+        pad_token_id: int | None = 0,
+        **kwargs,
+    ):
+        self.hidden_size = hidden_size
+        self.embedding_size = embedding_size
+        self.num_hidden_layers = num_hidden_layers
+        self.num_hash_functions = num_hash_functions
+        self.num_hash_buckets = num_hash_buckets
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.max_position_embeddings = max_position_embeddings
+        self.initializer_range = initializer_range
+        self.pad_token_id = pad_token_id
+        super().__init__(**kwargs)
         if self.hidden_size % 2:
             raise ValueError(f"hidden_size must be even (two LSTM directions), got {self.hidden_size}")
         if not 1 <= self.num_hash_functions <= MAX_HASH_FUNCTIONS:

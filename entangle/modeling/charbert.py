@@ -28,9 +28,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import AutoModel
 from transformers.masking_utils import create_bidirectional_mask
 
+from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .char_encoder import hash_code_points
 from .configuration import EntangleConfig
-from .modeling_entangle import EntangleModelOutput, EntanglePreTrainedModel
 
 #: Hash functions of the character embeddings (each its own table, summed), as the built-in
 #: character encoder's default.
@@ -124,9 +124,8 @@ class CharBertModel(EntanglePreTrainedModel):
         chars = self.char_channel(char_ids, char_mask, subword_char_starts, subword_char_ends)  # (batch, n_subwords, hidden)
         # Both channels go through each layer in one call: the same weights, twice the batch.
         both = torch.cat([subwords, chars])  # (2 x batch, n_subwords, hidden)
-        attention_mask = create_bidirectional_mask(
-            config=encoder.config, inputs_embeds=both, attention_mask=subword_mask.repeat(2, 1)
-        )
+        # Positional: the second argument is named inputs_embeds from transformers 5.2, input_embeds before.
+        attention_mask = create_bidirectional_mask(encoder.config, both, subword_mask.repeat(2, 1))
         for layer, interaction in zip(encoder.encoder.layer, self.interactions):
             subwords, chars = interaction(*layer(both, attention_mask).chunk(2), subword_mask)
             both = torch.cat([subwords, chars])

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from huggingface_hub.dataclasses import strict
 from transformers import AutoConfig, PreTrainedConfig
-from transformers.configuration_utils import SubConfigSpec
 
+from ..options import FUSIONS, SIDES, ConfigError, isolate_sides_by_default
 from ..tasks import get_task
 
-SIDES = ("subword", "char", "both")
-#: How characters and subwords are joined: the entanglement model's co-attention, or CharBERT's
-#: character channel through the subword encoder's own layers (``modeling/charbert.py``).
-FUSIONS = ("coattention", "charbert")
 #: Subword encoders whose layers CharBERT can run itself: BERT's embeddings + ``encoder.layer``
 #: structure and call signature, post-layer-norm, nothing after the last layer.
 CHARBERT_ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "camembert")
-
-
-class ConfigError(ValueError):
-    """A model configuration whose options contradict each other; the message says which."""
 
 
 def encoders_needed(num_coattention_layers: int, side: str) -> tuple[bool, bool]:
@@ -26,14 +17,17 @@ def encoders_needed(num_coattention_layers: int, side: str) -> tuple[bool, bool]
     return num_coattention_layers > 0 or side != "subword", num_coattention_layers > 0 or side != "char"
 
 
-def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:
-    """Whether a model isolates its sides unless told: whenever both heads train through co-attention,
-    because the summed loss lets the character head pull the subword side below the subword encoder
-    alone (WNUT-17, benchmarks/RESULTS.md)."""
-    return side == "both" and num_coattention_layers > 0
+def _sub_config(value: PreTrainedConfig | dict | None, key: str, default_model_type: str) -> PreTrainedConfig | None:
+    """An encoder's config from what a caller or a saved ``config.json`` gives: a config as it is, a dict
+    as the config of its ``model_type`` (``default_model_type`` without one), ``None`` for no encoder."""
+    if value is None or isinstance(value, PreTrainedConfig):
+        return value
+    if isinstance(value, dict):
+        values = dict(value)
+        return AutoConfig.for_model(values.pop("model_type", default_model_type), **values)
+    raise TypeError(f"`{key}` must be a `dict`, `PreTrainedConfig`, or `None`, got `{type(value)}`")
 
 
-@strict
 class EntangleConfig(PreTrainedConfig):
     r"""
     Configuration of the entanglement model: two encoders, co-attention, heads.
@@ -72,7 +66,13 @@ class EntangleConfig(PreTrainedConfig):
             trains the subword encoder, which costs the subword side (benchmarks/RESULTS.md).
             Defaults to `True` when both heads train through co-attention, `False` otherwise.
         predict_side (`str`, *optional*):
-            Which head gives predictions; defaults to `side` (or `subword` for `both`).
+            Which head gives predictions; defaults to `side` (or `subword` for `both`). `joint` (with
+            `side="both"`) predicts from the joint head and implies `joint_head`.
+        joint_head (`bool`, defaults to `False`):
+            With `side="both"`: also train a head that reads both sides at once (a word's
+            first-subword state and first-character state concatenated, a text's two first
+            positions), then a linear layer. With isolated sides it reads them detached, so it
+            trains beside the side heads without changing them.
         max_chars (`int`, *optional*):
             Longest character window, start/end markers included. Longer sentences are split
             into overlapping windows. Defaults to the character encoder's limit.
@@ -98,44 +98,90 @@ class EntangleConfig(PreTrainedConfig):
     """
 
     model_type = "entangle"
-    sub_configs_defaults = {
-        "char_config": SubConfigSpec(AutoConfig, model_type="entangle-char", optional=True),
-        "subword_config": SubConfigSpec(AutoConfig, model_type="bert", optional=True),
-    }
+    # A class with its own __init__ rather than a dataclass (as transformers' own configs are since a
+    # later 5.x release), so that every transformers 5 release runs it. sub_configs tells transformers
+    # which attributes are nested configs (it passes the attention implementation down to them).
+    sub_configs = {"char_config": AutoConfig, "subword_config": AutoConfig}
+    # EntangleConfig() is no model (m=2 needs both encoders' configs): transformers before 5.20 would
+    # build one to find which values are defaults when it writes config.json.
+    has_no_defaults_at_init = True
+    # Equal when all values are, as for transformers' own configs (a dataclass's __eq__, which later
+    # transformers would give this class, compares only the fields of PreTrainedConfig).
+    __eq__ = PreTrainedConfig.__eq__
 
-    char_config: PreTrainedConfig | dict | None = None
-    subword_config: PreTrainedConfig | dict | None = None
-    char_encoder_name: str | None = None
-    subword_encoder_name: str | None = None
-    char_encoder_pretrained: bool = True
-    subword_encoder_pretrained: bool = True
-    num_coattention_layers: int = 2
-    hidden_size: int | None = None
-    num_attention_heads: int | None = None
-    intermediate_size: int | None = None
-    hidden_dropout_prob: float = 0.1
-    attention_probs_dropout_prob: float = 0.1
-    classifier_dropout: float = 0.1
-    layer_norm_eps: float = 1e-12
-    initializer_range: float = 0.02
-    side: str = "both"
-    isolate_sides: bool | None = None
-    predict_side: str | None = None
-    max_chars: int | None = None
-    max_subwords: int | None = None
-    task: str = "ner"
-    fusion: str = "coattention"
-    char_embedding_size: int = 256
-    char_gru_size: int | None = None
-    char_hash_buckets: int = 8192
-    fusion_kernel_size: int = 3
+    def __init__(
+        self,
+        *,
+        char_config: PreTrainedConfig | dict | None = None,
+        subword_config: PreTrainedConfig | dict | None = None,
+        char_encoder_name: str | None = None,
+        subword_encoder_name: str | None = None,
+        char_encoder_pretrained: bool = True,
+        subword_encoder_pretrained: bool = True,
+        num_coattention_layers: int = 2,
+        hidden_size: int | None = None,
+        num_attention_heads: int | None = None,
+        intermediate_size: int | None = None,
+        hidden_dropout_prob: float = 0.1,
+        attention_probs_dropout_prob: float = 0.1,
+        classifier_dropout: float = 0.1,
+        layer_norm_eps: float = 1e-12,
+        initializer_range: float = 0.02,
+        side: str = "both",
+        isolate_sides: bool | None = None,
+        predict_side: str | None = None,
+        max_chars: int | None = None,
+        max_subwords: int | None = None,
+        task: str = "ner",
+        fusion: str = "coattention",
+        char_embedding_size: int = 256,
+        char_gru_size: int | None = None,
+        char_hash_buckets: int = 8192,
+        fusion_kernel_size: int = 3,
+        joint_head: bool = False,
+        **kwargs,
+    ):
+        # The nested configs first: PreTrainedConfig.__init__ sets the attention implementation on them.
+        self.char_config = _sub_config(char_config, "char_config", "entangle-char")
+        self.subword_config = _sub_config(subword_config, "subword_config", "bert")
+        self.char_encoder_name = char_encoder_name
+        self.subword_encoder_name = subword_encoder_name
+        self.char_encoder_pretrained = char_encoder_pretrained
+        self.subword_encoder_pretrained = subword_encoder_pretrained
+        self.num_coattention_layers = num_coattention_layers
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.classifier_dropout = classifier_dropout
+        self.layer_norm_eps = layer_norm_eps
+        self.initializer_range = initializer_range
+        self.side = side
+        self.isolate_sides = isolate_sides
+        self.predict_side = predict_side
+        self.max_chars = max_chars
+        self.max_subwords = max_subwords
+        self.task = task
+        self.fusion = fusion
+        self.char_embedding_size = char_embedding_size
+        self.char_gru_size = char_gru_size
+        self.char_hash_buckets = char_hash_buckets
+        self.fusion_kernel_size = fusion_kernel_size
+        self.joint_head = joint_head
+        super().__init__(**kwargs)
+        self._complete()
 
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
+    def _complete(self) -> None:
+        """Checks the options against each other and fills in the defaults that depend on others."""
         if self.side not in SIDES:
             raise ConfigError(f"side must be one of {SIDES}, got {self.side!r}")
         if self.predict_side is None:
             self.predict_side = "subword" if self.side == "both" else self.side
+        if self.predict_side == "joint":
+            self.joint_head = True
+        if self.joint_head and self.side != "both":
+            raise ConfigError(f"the joint head reads both sides: it needs side='both', got side={self.side!r}")
         if self.predict_side not in self.trained_sides:
             raise ConfigError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
         if self.isolate_sides is None:
@@ -144,7 +190,7 @@ class EntangleConfig(PreTrainedConfig):
             raise ConfigError(f"isolate_sides separates the two heads' losses: it needs side='both' and co-attention "
                               f"(m > 0), got side={self.side!r}, m={self.num_coattention_layers}")
         task_sides = get_task(self.task).sides
-        if not set(self.trained_sides) <= set(task_sides):
+        if not set(self.trained_sides) - {"joint"} <= set(task_sides):
             raise ConfigError(f"the {self.task} task is predicted from the {' or '.join(task_sides)} side "
                               f"only, not side={self.side!r}")
         if self.num_coattention_layers < 0:
@@ -187,7 +233,8 @@ class EntangleConfig(PreTrainedConfig):
 
     @property
     def trained_sides(self) -> tuple[str, ...]:
-        return ("subword", "char") if self.side == "both" else (self.side,)
+        """The heads trained: each side's, and ``joint`` with a joint head."""
+        return (("subword", "char") if self.side == "both" else (self.side,)) + (("joint",) if self.joint_head else ())
 
     @property
     def uses_char(self) -> bool:

@@ -14,6 +14,8 @@ from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import ModelOutput
 
+from .base import EntangleModelOutput, EntanglePreTrainedModel
+from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .encoders import (
@@ -25,14 +27,6 @@ from .encoders import (
 
 
 @dataclass
-class EntangleModelOutput(ModelOutput):
-    """Final states of each side, ``None`` for a side the model does not run."""
-
-    char_states: torch.Tensor | None = None  # (batch, n_chars, hidden)
-    subword_states: torch.Tensor | None = None  # (batch, n_subwords, hidden)
-
-
-@dataclass
 class EntangleTaggerOutput(ModelOutput):
     """Logits of each trained side; ``logits`` is the prediction side's."""
 
@@ -40,22 +34,7 @@ class EntangleTaggerOutput(ModelOutput):
     logits: torch.Tensor | None = None  # (batch, n_units, n_labels), or (batch, n_labels) for a text task
     subword_logits: torch.Tensor | None = None
     char_logits: torch.Tensor | None = None
-
-
-class EntanglePreTrainedModel(PreTrainedModel):
-    config_class = EntangleConfig
-    base_model_prefix = "entangle"
-    main_input_name = "subword_ids"
-
-    def _init_weights(self, module: nn.Module) -> None:
-        # The encoders are PreTrainedModels and initialise themselves; this covers our own layers.
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, std=self.config.initializer_range)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            nn.init.zeros_(module.bias)
+    joint_logits: torch.Tensor | None = None  # the head that reads both sides
 
 
 def _projection(width: int, target: int) -> nn.Module:
@@ -124,12 +103,11 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
     def __init__(self, config: EntangleConfig):
         super().__init__(config)
         if config.fusion == "charbert":
-            from .charbert import CharBertModel  # it builds on this module's base classes
-
             self.entangle = CharBertModel(config)
         else:
             self.entangle = EntangleModel(config)
         widths = {"subword": config.hidden_size * (2 if config.fusion == "charbert" else 1), "char": config.hidden_size}
+        widths["joint"] = widths["subword"] + widths["char"]  # a unit's subword-side and character-side states
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifiers = nn.ModuleDict({side: self._head(config, widths[side]) for side in config.trained_sides})
         self.post_init()
@@ -216,21 +194,21 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         sides = tuple(sides or self.classifiers.keys())
         if not set(sides) <= set(self.classifiers):
             raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
+        needed = ("char", "subword") if "joint" in sides else sides  # the sides the heads read (joint: both)
         if self.config.fusion == "charbert":
             states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, subword_char_starts, subword_char_ends)
         else:
-            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, sides)
-        side_inputs = {
-            "subword": (states.subword_states, subword_word_starts),
-            "char": (states.char_states, char_word_starts),
-        }
-        logits = {}
-        for side in sides:
-            side_states, positions = side_inputs[side]
-            logits[side] = self.classifiers[side](self.dropout(self._read(side_states, positions)))
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, needed)
+        side_inputs = {"subword": (states.subword_states, subword_word_starts), "char": (states.char_states, char_word_starts)}
+        reads = {side: self._read(*side_inputs[side]) for side in needed}
+        if "joint" in sides:
+            # Beside the side heads when the sides are isolated: its loss trains only itself.
+            joint = torch.cat([reads["subword"], reads["char"]], dim=-1)
+            reads["joint"] = joint.detach() if self.config.isolate_sides else joint
+        logits = {side: self.classifiers[side](self.dropout(reads[side])) for side in sides}
         loss = None
         if labels is not None:
-            # --side both: the two heads' losses are summed, as in the paper.
+            # Every head's loss, summed (isolated sides and a joint head beside them each train only their own part).
             loss = sum(F.cross_entropy(x.reshape(-1, x.shape[-1]), labels.flatten(), ignore_index=-100)
                        for x in logits.values())
         return EntangleTaggerOutput(
@@ -238,6 +216,7 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
             logits=logits.get(self.config.predict_side),
             subword_logits=logits.get("subword"),
             char_logits=logits.get("char"),
+            joint_logits=logits.get("joint"),
         )
 
 
