@@ -44,7 +44,9 @@ from pathlib import Path
 
 import yaml
 
-from .training import METRICS_LOG
+from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults
+from .noise import ATTACK_NAMES
+from .plots import pyplot
 
 
 RESULT = "result.json"
@@ -70,6 +72,8 @@ class BenchConfig:
     bootstrap: int = 1000
     macro_average: bool = False  # a table of each system and side averaged over the datasets
     results: str | None = None  # where each run's result and predictions go (default: output)
+    # Noisy copies of each test set the runs are also scored on ("ATTACK@RATE", entangle perturb, seed 0).
+    noisy_tests: list[str] = field(default_factory=list)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "BenchConfig":
@@ -86,6 +90,11 @@ class BenchConfig:
         for option in ("output", "data", "seed", "resume"):
             if option in config.train or any(option in s for s in config.systems.values()):
                 raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
+        for variant in config.noisy_tests:
+            attack, _, rate = variant.partition("@")
+            if attack not in ATTACK_NAMES or not _is_rate(rate):
+                raise BenchConfigError(f"{path}: noisy test {variant!r} is not ATTACK@RATE with an attack of "
+                                       f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
         if config.compare is not None:
             names = [c.partition(":")[0] for c in config.compare]
             if len(config.compare) != 2 or any(n not in config.systems for n in names):
@@ -93,11 +102,17 @@ class BenchConfig:
         return config
 
 
-def _options(values: dict) -> list[str]:
-    """``{"m": 1, "batch_size": 16, "no_group_by_length": true, "isolate_sides": false}`` -> ``entangle
-    train`` arguments (``-m 1 --batch-size 16 --no-group-by-length --no-isolate-sides``)."""
-    from .cli import negatable_train_options  # cli imports this module
+def _is_rate(text: str) -> bool:
+    try:
+        return 0.0 <= float(text) <= 1.0
+    except ValueError:
+        return False
 
+
+def _options(values: dict) -> list[str]:
+    """``{"m": 1, "batch_size": 16, "no_group_by_length": true, "isolate_sides": false, "attacks": [a, b]}``
+    -> ``entangle train`` arguments (``-m 1 --batch-size 16 --no-group-by-length --no-isolate-sides
+    --attacks a b``)."""
     negatable = negatable_train_options()
     args = []
     for key, value in values.items():
@@ -106,6 +121,8 @@ def _options(values: dict) -> list[str]:
             args.append(flag)
         elif value is False and key.replace("-", "_") in negatable:
             args.append("--no-" + flag[2:])
+        elif isinstance(value, list):  # an option of several values
+            args += [flag, *map(str, value)]
         elif value is not False and value is not None:
             args += [flag, str(value)]
     return args
@@ -160,8 +177,6 @@ _PLACEMENT = {"command", "config", "output", "resume", "save_steps"}
 def resolved_options(arguments: list[str]) -> dict:
     """Every ``entangle train`` option of these arguments, defaults filled in. A run is reused only
     if these match: the command line alone would hide a changed default."""
-    from .cli import parse_args  # cli imports this module
-
     try:
         values = vars(parse_args(["train", *arguments]))
     except SystemExit:  # argparse has printed why
@@ -201,16 +216,22 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
     if "options" not in result:
         raise BenchConfigError(f"{path}: records no options (written by an older entangle); move it away to rerun it")
     wanted = resolved_options(train_arguments(config, dataset, system, seed))
-    if result["options"] != wanted:
-        raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(result['options'], wanted)}; "
+    ran = _as_run(result["options"], wanted)
+    if ran != wanted:
+        raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(ran, wanted)}; "
                                f"rename the system {system!r} or move the old result away")
     return result
 
 
+def _as_run(recorded: dict, wanted: dict) -> dict:
+    """A recorded run's options over today's: an option added to ``entangle train`` since the run
+    was recorded took its default then, so adding an option leaves every committed result valid."""
+    defaults = train_defaults()
+    return {key: recorded[key] if key in recorded else defaults.get(key) for key in wanted}
+
+
 def _check_resumable(directory: Path, wanted: dict) -> None:
     """Refuse to continue an interrupted run whose options the grid has changed since it started."""
-    from .cli import RUN_ARGS
-
     saved = json.loads((directory / RUN_ARGS).read_text())
     ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
     wanted = {key: wanted[key] for key in ran}
@@ -222,6 +243,8 @@ def _check_resumable(directory: Path, wanted: dict) -> None:
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
     """Train and test one (dataset, system, seed) unless its result exists; the result. ``threads``
     sets the runs' torch threads (``OMP_NUM_THREADS``) when several run at once."""
+    from .training import METRICS_LOG  # training imports torch; bench itself needs only this file name
+
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
     if (result := finished_result(config, dataset, system, seed)) is not None:
@@ -238,11 +261,23 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     predictions = directory / "test_predictions.json"
     subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
                     "--predictions", str(predictions)], check=True, env=env)
+    noisy = {}
+    for variant in config.noisy_tests:  # the same model on noisy copies of the test set
+        attack, _, rate = variant.partition("@")
+        copy, scores = directory / f"test_{attack}_{rate}.txt", directory / f"test_{attack}_{rate}.json"
+        subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
+                        "--output", str(copy)], check=True, env=env)
+        subprocess.run([*entangle, "evaluate", str(directory), "--data", str(copy), "--output", str(scores)],
+                       check=True, env=env)
+        noisy[variant] = json.loads(scores.read_text())["results"]
     summary = json.loads((directory / "train_summary.json").read_text())
+    test = json.loads((directory / "test.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed,
         "command": train_command(config, dataset, system, seed), "options": resolved_options(arguments),
-        "test": json.loads((directory / "test.json").read_text())["results"],
+        **{key: value for key, value in (("test", test["results"]), ("test_argmax", test.get("argmax_results")))
+           if value is not None},
+        **({"noisy_test": noisy} if noisy else {}),
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
         "peak_memory_mb": summary.get("peak_memory_mb"), "devices": summary["devices"],
@@ -301,6 +336,28 @@ def markdown_table(dataset: str, systems: dict) -> str:
         lines.append(f"| {system} | {side} | {entry['test']['n']} | {cells['dev']} | {cells['test']} | {per_seed} | "
                      f"{entry['train_time_s']['mean'] / 60:.1f} min | {entry['peak_memory_mb']['mean']:.0f} MB |")
     return f"### {dataset}\n\n" + "\n".join(lines)
+
+
+def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
+    """Each system and side's main test score on the clean test set and on each noisy copy (× 100)."""
+    cells: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in results:
+        if r["dataset"] != dataset or "noisy_test" not in r:
+            continue
+        for side, metrics in r["test"].items():
+            score = main_score(metrics)
+            row = cells.setdefault((r["system"], side), {})
+            for name, scores in (("clean", metrics), *((v, r["noisy_test"][v].get(side, {})) for v in variants)):
+                if score in scores:
+                    row.setdefault(name, []).append(100 * scores[score])
+    if not cells:
+        return ""
+    columns = ["clean", *variants]
+    lines = ["| system | side | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for (system, side), row in cells.items():
+        lines.append(f"| {system} | {side} | " + " | ".join(_mean_std(_stats(row[c])) if c in row else "–"
+                                                             for c in columns) + " |")
+    return f"Test sets with noise (`entangle perturb`, seed 0; ATTACK@RATE):\n\n" + "\n".join(lines)
 
 
 def devices_line(results: list[dict]) -> str:
@@ -430,9 +487,8 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
 def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     """Score against m for the systems that differ only in m (each side a line, with the standard
     deviation as error bars); every other system as a horizontal line."""
+    plt = pyplot()  # first: without matplotlib, MissingExtraError rather than an ImportError below
     from matplotlib.ticker import MaxNLocator
-
-    from .plots import plt
 
     figure, axis = plt.subplots(figsize=(6, 4))
     grouped: dict[str, list] = {}
@@ -476,6 +532,8 @@ def report(config: BenchConfig, results: list[dict]) -> str:
         plot(dataset, systems, config, png)
         parts.append(markdown_table(dataset, systems) + "\n\n" + devices_line([r for r in results if r["dataset"] == dataset])
                      + f"\n\n![{dataset}]({png.name})")
+        if config.noisy_tests and (table := noisy_table(dataset, results, config.noisy_tests)):
+            parts.append(table)
         if dataset in comparison:
             c = comparison[dataset]
             b = c["bootstrap"]
@@ -503,6 +561,7 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
     ``report_only`` writes them from the runs that have finished. ``datasets``, ``systems`` and ``seeds``
     limit the training to part of the grid (a part of a long grid now, the rest later); the report
     still covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
+    pyplot()  # the report draws a figure per dataset: without matplotlib, stop before the grid trains
     Path(config.output).mkdir(parents=True, exist_ok=True)
     chosen = (datasets, systems, seeds)
     for kind, subset, known in zip(("datasets", "systems", "seeds"), chosen, (config.datasets, config.systems, config.seeds)):

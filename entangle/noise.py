@@ -139,7 +139,8 @@ def perturb_words(words: list[str], attack: str, rate: float, seed: int) -> list
 
 
 def perturb_sentences(sentences: list[Sentence], attack: str, rate: float, seed: int) -> list[Sentence]:
-    """A perturbed copy of a dataset: same sentences, same number of words, same tags."""
+    """A perturbed copy of a dataset: same sentences, same number of words, same tags (any
+    example with a ``words`` field: ``Sentence``, ``LabelledText``)."""
     flat = perturb_words([w for s in sentences for w in s.words], attack, rate, seed)
     out, position = [], 0
     for sentence in sentences:

@@ -1,18 +1,54 @@
 """Training curves (train loss and each side's dev score per epoch) and pretraining losses, as PNGs
-beside their logs."""
+beside their logs.
+
+matplotlib is the optional ``plots`` extra: without it training and pretraining write no figure (one
+line says so), and the commands whose output includes a figure (bench, robustness) stop at once.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import sys
 from pathlib import Path
 
-import matplotlib
+from .options import MissingExtraError
 
-matplotlib.use("Agg")  # files only; no display is needed (or available on servers)
-import matplotlib.pyplot as plt  # noqa: E402
+PLOTS_EXTRA = "pip install 'entangle-nlp[plots]'"
+
+
+def pyplot():
+    """``matplotlib.pyplot``, drawing into files only (no display is needed, or available on servers);
+    ``MissingExtraError`` without the plots extra."""
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise MissingExtraError(f"{error}: figures need the plots extra ({PLOTS_EXTRA})") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _can_draw(png: Path) -> bool:
+    """Whether a figure that only illustrates a log can be drawn; without matplotlib, says once that
+    it is left out, and the run goes on."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        return True
+    _left_out(png.name)
+    return False
+
+
+@functools.cache
+def _left_out(name: str) -> None:
+    print(f"{name} is not drawn: matplotlib is not installed ({PLOTS_EXTRA})", file=sys.stderr)
 
 
 def plot_training_curves(metrics_log: Path, png: Path, main_score: str) -> None:
+    if not _can_draw(png):
+        return
+    plt = pyplot()
     records = [json.loads(line) for line in metrics_log.read_text().splitlines() if line.strip()]
     epochs = [r["epoch"] for r in records]
     figure, (loss_axis, score_axis) = plt.subplots(1, 2, figsize=(10, 4))
@@ -34,6 +70,9 @@ def plot_training_curves(metrics_log: Path, png: Path, main_score: str) -> None:
 
 def plot_pretraining_losses(records: list[dict], png: Path) -> None:
     """One panel per objective's loss against the step (the noisy copy's beside the clean one)."""
+    if not _can_draw(png):
+        return
+    plt = pyplot()
     steps = [r["step"] for r in records]
     panels = [("mlm", ["mlm_loss"], "cross-entropy"), ("distillation", ["distill_loss", "distill_noisy_loss"], "loss")]
     panels = [(title, [k for k in keys if k in records[0]], unit) for title, keys, unit in panels]

@@ -8,15 +8,20 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import gather_object
+from accelerate.utils import gather_object, set_seed
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from .data.batching import Collator, inference_batches
 from .data.features import Featurizer, Window
-from .data.raw_text import split_words
+from .data.words import split_words
+from .decoding import DECODINGS
 from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification
-from .onnx_model import OnnxEntangleModel, is_onnx_dir
+from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
+                               weights_file)
+from .onnx_model import OnnxEntangleModel
+from .options import ModelLoadError, is_onnx_dir
 from .tasks import Task, get_task, split_by_words
+from .training import BEST_DIR, TrainingConfig, train as run_training
 
 @dataclass
 class TaggedSentence:
@@ -60,16 +65,21 @@ class Tagger:
     ``autocast="bf16"`` (or ``"fp16"``) runs inference under ``torch.autocast``: matrix products in
     half precision, weights and the rest in float32; faster where the processor has half-precision
     units (benchmarks/RESULTS.md), and probabilities differ from float32 in the second or third digit.
+    ``decoding="constrained"`` (the default) keeps the task's label grammar: NER tags are the most
+    probable valid IOB2 sequence (:mod:`entangle.decoding`); ``"argmax"`` labels each unit on its own.
     """
 
     def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification | OnnxEntangleModel,
                  tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False,
-                 autocast: str | None = None):
+                 autocast: str | None = None, decoding: str = "constrained"):
         if (compile or autocast) and not isinstance(model, torch.nn.Module):
             raise ValueError("compile and autocast apply to PyTorch models; an ONNX model runs on ONNX Runtime")
         if autocast not in AUTOCAST_DTYPES:
             raise ValueError(f"autocast must be one of {', '.join(map(str, AUTOCAST_DTYPES))}, got {autocast!r}")
+        if decoding not in DECODINGS:
+            raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
         self.model = model
+        self.decoding = decoding
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.compile = compile
@@ -81,24 +91,61 @@ class Tagger:
 
     @classmethod
     def create(cls, char: str | None, subword: str | None, labels: list[str], *, m: int = 2, side: str = "both",
-               task: str = "ner", batch_size: int = 32, **config) -> "Tagger":
+               task: str = "ner", batch_size: int = 32, seed: int | None = 42, **config) -> "Tagger":
         """A new, untrained model around two encoders (names as for ``entangle train --char/--subword``)
-        for ``task`` (see :mod:`entangle.tasks`)."""
+        for ``task`` (see :mod:`entangle.tasks`). ``seed`` fixes the new layers' initialisation (as
+        ``entangle train --seed`` does, with the same default), so the same seed gives the same model
+        here and on the command line; ``None`` leaves the random state as it is."""
+        if seed is not None:
+            set_seed(seed)
         model, tokenizer = model_class(task).from_encoders(
             char, subword, labels, num_coattention_layers=m, side=side, task=task, **config
         )
         return cls(model, tokenizer, batch_size)
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **kwargs) -> "Tagger":
-        """A saved model, or a directory written by :func:`~entangle.onnx_model.export_onnx` (then
-        run on ONNX Runtime)."""
-        if is_onnx_dir(path):
-            model = OnnxEntangleModel.from_pretrained(path)
+    def from_pretrained(cls, path: str | Path, device: str | None = "auto", **kwargs) -> "Tagger":
+        """A saved model, or a directory written by :func:`~entangle.onnx_export.export_onnx` (then
+        run on ONNX Runtime). A PyTorch model goes to ``device``: ``"auto"`` is the GPU when there is
+        one, else the CPU; ``None`` leaves it on the CPU it was loaded on.
+
+        A path that looks local (:func:`~entangle.modeling.loading.looks_local`) is never sent to
+        the hub; its ``config.json`` is checked before the model is built, and a missing directory,
+        a missing or invalid ``config.json``, a missing, truncated or corrupt weight file or
+        tokenizer raise a :class:`~entangle.options.ModelLoadError` naming the file. Any
+        other name is looked up on the hub (at once in the cache alone when the hub does not answer).
+        """
+        if not looks_local(path):
+            def load(**options):
+                config = EntangleConfig.from_pretrained(path, **options)
+                with reading_weights(path):
+                    model = model_class(config.task).from_pretrained(path, **options)
+                return model, AutoTokenizer.from_pretrained(path, **options) if config.uses_subword else None
+
+            return cls(*from_hub(str(path), load), **kwargs).to(device)
+        directory = local_dir(path)
+        config_file = directory / "config.json"
+        model_type = read_config(directory, "a saved entangle model").get("model_type")
+        if model_type != EntangleConfig.model_type:
+            raise ModelLoadError(f"{config_file}: the config of a {model_type!r} model, not of an entangle model")
+        if is_onnx_dir(directory):
+            model = OnnxEntangleModel.from_pretrained(directory)
         else:
-            model = model_class(EntangleConfig.from_pretrained(path).task).from_pretrained(path)
-        tokenizer = AutoTokenizer.from_pretrained(path) if model.config.uses_subword else None
-        return cls(model, tokenizer, **kwargs)
+            try:
+                config = EntangleConfig.from_pretrained(directory)
+            except (ValueError, KeyError, TypeError) as err:
+                raise ModelLoadError(f"{config_file}: {err}") from None
+            with reading_weights(weights_file(directory)):
+                model = model_class(config.task).from_pretrained(directory)
+        tokenizer = load_tokenizer(directory) if model.config.uses_subword else None
+        return cls(model, tokenizer, **kwargs).to(device)
+
+    def to(self, device: str | torch.device | None) -> "Tagger":
+        """Move the PyTorch model to ``device`` (``"auto"``: the GPU when there is one); an ONNX model
+        stays on ONNX Runtime's CPU provider. Returns this tagger."""
+        if device is not None and isinstance(self.model, torch.nn.Module):
+            self.model.to(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
+        return self
 
     @property
     def task(self) -> Task:
@@ -108,8 +155,6 @@ class Tagger:
         """Fine-tune on labelled examples (of the task's kind: ``Sentence``, ``CharTaggedSentence``
         or ``LabelledText``); ``options`` are :class:`~entangle.training.TrainingConfig` fields
         (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
-        from .training import BEST_DIR, TrainingConfig, train as run_training
-
         if not isinstance(self.model, torch.nn.Module):
             raise TypeError("an ONNX model is for inference only; fine-tune the PyTorch model it was exported from")
         summary = run_training(self, train, dev, TrainingConfig(**options))
@@ -130,11 +175,12 @@ class Tagger:
         return (metrics, predicted) if return_predictions else metrics
 
     def predictions(self, sentences: list[list[str]], accelerator: Accelerator | None = None) -> dict[str, list[list[str]]]:
-        """``{side: the most probable label of every unit}`` for every trained side."""
-        decode = self.model.config.id2label
+        """``{side: the label of every unit}`` for every trained side (decoded as ``self.decoding`` says)."""
         probabilities = self.probabilities(sentences, accelerator=accelerator)
-        return {side: [[decode[i] for i in p.argmax(-1).tolist()] for p in per_sentence]
-                for side, per_sentence in probabilities.items()}
+        return {side: [self._decode(p)[0] for p in per_sentence] for side, per_sentence in probabilities.items()}
+
+    def _decode(self, probabilities: torch.Tensor) -> tuple[list[str], list[float]]:
+        return self.task.decode(probabilities, self.labels, self.decoding)
 
     def save_pretrained(self, path: str | Path) -> None:
         self.model.save_pretrained(path)
@@ -156,22 +202,27 @@ class Tagger:
         rows are gathered, so no window is dropped or counted twice.
         """
         sides = sides or self.model.config.trained_sides
-        windows = self.featurizer.featurize(sentences)
+        # A sentence without words has no units to label; only the others are featurized.
+        nonempty = [i for i, words in enumerate(sentences) if words]
+        windows = self.featurizer.featurize([sentences[i] for i in nonempty])
         if accelerator is not None and accelerator.num_processes > 1:
             rows = gather_object(self._owned_rows(windows[accelerator.process_index :: accelerator.num_processes], sides))
         else:
             rows = self._owned_rows(windows, sides)
         n_labels = self.model.config.num_labels
-        out = {side: [torch.zeros(self.task.units(words), n_labels) for words in sentences] for side in sides}
+        out = {side: [torch.zeros(self.task.units(words) if words else 0, n_labels) for words in sentences]
+               for side in sides}
         weights = [0] * len(sentences)
-        for sentence, (start, end), weight, per_side in rows:
+        for window_sentence, (start, end), weight, per_side in rows:
+            sentence = nonempty[window_sentence]
             weights[sentence] += weight
             for side in sides:
                 out[side][sentence][start:end] += per_side[side] * weight if self.task.unit == "text" else per_side[side]
         if self.task.unit == "text":
             for side in sides:
                 for sentence, total in enumerate(weights):
-                    out[side][sentence] /= total
+                    if total:  # an empty text has no row
+                        out[side][sentence] /= total
         return out
 
     @torch.inference_mode()
@@ -218,12 +269,7 @@ class Tagger:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
         side = self._side(side, "word")
         probs = self.probabilities(sentences, (side,))[side]
-        decode = self.model.config.id2label
-        tagged = []
-        for words, p in zip(sentences, probs):
-            best, index = p.max(-1)
-            tagged.append(TaggedSentence(words, [decode[i] for i in index.tolist()], best.tolist()))
-        return tagged
+        return [TaggedSentence(words, *self._decode(p)) for words, p in zip(sentences, probs)]
 
     def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
         """Label raw strings: each is split into words with :func:`split_words` first."""
@@ -232,12 +278,10 @@ class Tagger:
     def tag_chars(self, sentences: list[list[str]]) -> list[TaggedCharacters]:
         """A label for every character of every word (a character-level task's model)."""
         side = self._side("char", "char")
-        decode = self.model.config.id2label
         tagged = []
         for words, p in zip(sentences, self.probabilities(sentences, (side,))[side]):
-            best, index = p.max(-1)
-            tagged.append(TaggedCharacters(words, split_by_words(words, [decode[i] for i in index.tolist()]),
-                                             split_by_words(words, best.tolist())))
+            labels, best = self._decode(p)
+            tagged.append(TaggedCharacters(words, split_by_words(words, labels), split_by_words(words, best)))
         return tagged
 
     def classify(self, texts: list[str], side: str | None = None) -> list[ClassifiedText]:

@@ -12,14 +12,17 @@ objectives teach it from unlabelled text, alone or summed:
 - ``distill``, distillation from a pretrained subword encoder (the idea of Char2Subword): the
   mean of the encoder's states over a word's characters, through a learned projection, is
   trained to match the frozen teacher's mean contextual state over that word's subwords (cosine
-  or MSE). With ``noise_rate > 0`` the encoder also reads a misspelled copy of each text
-  (CharBERT's attacks on that share of eligible words) and is held to the *clean* text's teacher
-  states, so misspellings land near their correct spelling.
+  or MSE). With ``noise_rate > 0`` the encoder also reads a noisy copy of each text (each of
+  ``noise_attacks`` in turn on that share of eligible words: CharBERT's misspellings by default,
+  ``lower`` for lower-casing, see :mod:`entangle.noise`) and is held to the *clean* text's
+  teacher states, so misspellings (and, with an uncased teacher, lower-cased words) land near
+  the clean spelling.
 
 The loop mirrors :mod:`entangle.training`: Accelerate, length-grouped batches, warm-up and
 linear decay over the budget (``max_steps``, or ``max_minutes`` when that ends first), checkpoints swapped in
 atomically, exact resume (the mask generator's state included), a JSON-lines loss log and a
-plot. The output directory *is* a character encoder: ``--char OUTPUT`` loads it.
+plot. The output directory *is* a character encoder from the first checkpoint on (rewritten at
+each): ``--char OUTPUT`` loads it, also while a long run goes on.
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
 from .noise import perturb_words
+from .options import OBJECTIVES
 from .plots import plot_pretraining_losses
 from .training import CHECKPOINT_DIR, adamw, save_checkpoint
 
-OBJECTIVES = ("mlm", "distill")
 #: CANINE's mask code point (private use area).
 CHAR_MASK = 0xE003
 #: The MLM head classifies each masked code point into buckets of this many hash functions.
@@ -55,6 +58,7 @@ MLM_HASH_FUNCTIONS, MLM_HASH_BUCKETS = 2, 8192
 LOG = "pretrain_log.jsonl"
 LOSSES_PNG = "pretrain_losses.png"
 SUMMARY = "pretraining.json"
+CORPUS = "corpus.json"  # what the run reads, written at its start (a long run's record before its summary)
 
 
 @dataclass
@@ -70,7 +74,8 @@ class PretrainConfig:
     max_grad_norm: float = 1.0
     mask_rate: float = 0.15
     max_span: int = 3
-    noise_rate: float = 0.5  # share of eligible words misspelled in the noisy copy; 0: no noisy copy
+    noise_rate: float = 0.5  # share of eligible words each attack changes in the noisy copy; 0: no noisy copy
+    noise_attacks: tuple[str, ...] = ("charbert",)  # applied in turn to the noisy copy (entangle.noise)
     distill_loss: str = "cosine"  # or "mse"
     max_chars: int = 256  # texts are cut into windows of at most this many characters
     save_steps: int = 200
@@ -81,6 +86,7 @@ class PretrainConfig:
 
     def __post_init__(self):
         self.objectives = tuple(self.objectives)
+        self.noise_attacks = tuple(self.noise_attacks)
         unknown = set(self.objectives) - set(OBJECTIVES)
         if not self.objectives or unknown:
             raise ValueError(f"objectives must be some of {', '.join(OBJECTIVES)}, got {', '.join(self.objectives)}")
@@ -113,13 +119,17 @@ def _char_spans(ids: list[int], starts: list[int], owned: range) -> list[tuple[i
 
 
 def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrainedTokenizerBase | None = None,
-                   max_subwords: int | None = None, noise_rate: float = 0.0, seed: int = 0) -> list[Example]:
+                   max_subwords: int | None = None, noise_rate: float = 0.0, seed: int = 0,
+                   noise_attacks: tuple[str, ...] = ("charbert",)) -> list[Example]:
     """Windows of every text with word spans on the character side (clean and, with
-    ``noise_rate``, misspelled) and, with a teacher ``tokenizer``, on the subword side."""
+    ``noise_rate``, a copy with each of ``noise_attacks`` applied in turn) and, with a teacher
+    ``tokenizer``, on the subword side."""
     featurizer = Featurizer(tokenizer, max_chars, max_subwords if tokenizer is not None else None)
     noisy = None
     if noise_rate > 0:
-        flat = perturb_words([w for t in texts for w in t], "charbert", noise_rate, seed)
+        flat = [w for t in texts for w in t]
+        for k, attack in enumerate(noise_attacks):
+            flat = perturb_words(flat, attack, noise_rate, seed + k)
         positions = [0]
         for t in texts:
             positions.append(positions[-1] + len(t))
@@ -294,8 +304,11 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     examples = build_examples(
         corpus.texts, config.max_chars, tokenizer if distill else None,
         subword_window_limit(teacher.config, tokenizer) if distill else None,
-        config.noise_rate if distill else 0.0, config.seed,
+        config.noise_rate if distill else 0.0, config.seed, config.noise_attacks,
     )
+    if accelerator.is_main_process:
+        (output / CORPUS).write_text(json.dumps({"sources": [asdict(s) for s in corpus.sources],
+                                                 "windows": len(examples)}, indent=2))
     generator = torch.Generator().manual_seed(config.seed)
     mask_generator = torch.Generator().manual_seed(config.seed + 1)
     loader = train_loader(examples, config.batch_size, PretrainCollator(tokenizer.pad_token_id if distill else None),
@@ -328,6 +341,8 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
         nonlocal started
         state.elapsed, started = elapsed(), time.perf_counter()
         save_checkpoint(accelerator, output / CHECKPOINT_DIR)
+        if accelerator.is_main_process:  # the directory is a usable encoder at every checkpoint, not only at the end
+            accelerator.unwrap_model(model).encoder.save_pretrained(output)
 
     def progress_share() -> float:
         """How much of the budget is spent: steps, or time when that runs out first."""

@@ -1,18 +1,19 @@
-"""Scores of trained models on clean and noisy copies of a test set: tables and noise curves."""
+"""Scores of trained models on clean and noisy copies of a test set: tables and noise curves.
+
+Its figure needs the plots extra: without matplotlib, importing this module raises
+``MissingExtraError``, before any model is evaluated."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import matplotlib
+from .data.conll import Sentence
+from .noise import perturb_sentences
+from .plots import pyplot
+from .predict import Tagger
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .data.conll import Sentence  # noqa: E402
-from .noise import perturb_sentences  # noqa: E402
-from .predict import Tagger  # noqa: E402
+plt = pyplot()
 
 
 def noise_curves(taggers: dict[str, Tagger], sentences: list[Sentence], attacks: list[str], rates: list[float],

@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from accelerate import Accelerator
@@ -23,8 +24,11 @@ from transformers import get_linear_schedule_with_warmup
 
 from .data.batching import train_loader
 from .model_card import write_model_card
+from .noise import perturb_sentences
 from .plots import plot_training_curves
-from .predict import Tagger
+
+if TYPE_CHECKING:  # the Tagger calls train(); this module only reads the Tagger it is given
+    from .predict import Tagger
 
 BEST_DIR = "model"
 CURVES_PNG = "training_curves.png"
@@ -55,6 +59,10 @@ class TrainingConfig:
     gradient_accumulation_steps: int = 1
     mixed_precision: str = "no"
     max_steps: int | None = None  # stop after this many optimizer steps (quick runs, tests)
+    # Noise-aware fine-tuning: each epoch trains on a fresh noisy copy of the training words
+    # (labels unchanged): each attack of entangle.noise in turn on this share of eligible words.
+    train_noise: float = 0.0
+    train_noise_attacks: tuple[str, ...] = ("charbert",)
     save_steps: int | None = None  # checkpoint every N optimizer steps too (always after each epoch)
     resume: bool = False  # continue from output_dir/checkpoint
     # Recorded in the model card only.
@@ -188,11 +196,22 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     model = tagger.model
     label2id = model.config.label2id
     tagger.task.check_labels(train_sentences, tagger.labels, "the training data")
-    windows = tagger.featurizer.featurize(
-        [s.words for s in train_sentences], [[label2id[label] for label in tagger.task.gold(s)] for s in train_sentences]
-    )
+    if config.train_noise and tagger.task.unit == "char":
+        raise ValueError("train_noise changes characters, so it cannot keep per-character labels (task "
+                         f"{tagger.task.name}); it is for word and text labels")
+    label_ids = [[label2id[label] for label in tagger.task.gold(s)] for s in train_sentences]
+
+    def epoch_loader(epoch: int | None):
+        """Batches of the training windows; with ``train_noise``, of that epoch's own noisy copy."""
+        sentences = train_sentences
+        if config.train_noise and epoch is not None:
+            for k, attack in enumerate(config.train_noise_attacks):  # a different draw each epoch
+                sentences = perturb_sentences(sentences, attack, config.train_noise, config.seed + 1000 * epoch + k)
+        windows = tagger.featurizer.featurize([s.words for s in sentences], label_ids)
+        return train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
+
     generator = torch.Generator().manual_seed(config.seed)
-    loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
+    loader = epoch_loader(None)
     if config.freeze_subword_embeddings:
         freeze_subword_embeddings(model)
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
@@ -241,6 +260,8 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
                     disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
     while not finished():
         model.train()
+        if config.train_noise:  # drawn again from the epoch's seed, also when resuming mid-epoch
+            loader = accelerator.prepare(epoch_loader(state.epoch))
         if state.batches_done == 0:
             state.epoch_generator_state = generator.get_state()
             batches = loader

@@ -54,6 +54,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
                   "subword": str(encoders / "subword")},
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
         "compare": ["entangle m=1:subword", "subword alone:subword"], "macro_average": True,
+        "noisy_tests": ["charbert@1.0", "lower@1.0"],
     }))
     main(["bench", str(config), "--workers", "2"])  # two runs at a time, one thread each
     run = tmp_path / "kept" / "tiny" / "entangle_m=1" / "seed-2"
@@ -61,13 +62,18 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
     result = json.loads((run / "result.json").read_text())
     assert set(result["test"]) == {"subword", "char"} and result["versions"]["torch"]
+    assert set(result["test_argmax"]) == {"subword", "char"}  # the same model decoded word by word
+    assert set(result["noisy_test"]) == {"charbert@1.0", "lower@1.0"} and set(result["noisy_test"]["lower@1.0"]) == {
+        "subword", "char"}
     assert result["peak_memory_mb"] > 0 and "--seed 2" in result["command"]
     assert result["devices"][0].startswith("cpu, ") and "thread" in result["devices"][0]
     assert [(e["epoch"], set(e["dev"])) for e in result["history"]] == [(1, {"subword", "char"})]
     assert result["history"][0]["dev"]["char"]["f1"] == result["dev"]["char"]["f1"]  # one epoch: the best one
     markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
-    assert markdown.count("| entangle m=1 |") == 4 and "**" in markdown and "paired-bootstrap" in markdown  # 2 sides, 2 tables
+    # 2 sides in 3 tables: the grid's, the noisy test sets', the macro average's
+    assert markdown.count("| entangle m=1 |") == 6 and "**" in markdown and "paired-bootstrap" in markdown
     assert f"Trained on: {result['devices'][0]} (4 runs)." in markdown
+    assert "| system | side | clean | charbert@1.0 | lower@1.0 |" in markdown
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     assert summary["summary"][str(data)]["subword alone"]["subword"]["test"]["n"] == 2
     assert set(summary["comparison"][str(data)]["per_seed"]) == {"1", "2"}
@@ -183,6 +189,9 @@ def test_bad_configs_are_named(tmp_path):
         BenchConfig.from_file(config)
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0, seed: 3}}\n")
     with pytest.raises(BenchConfigError, match="'seed' is set by the benchmark"):
+        BenchConfig.from_file(config)
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\nnoisy_tests: ['charbert@2']\n")
+    with pytest.raises(BenchConfigError, match="noisy test 'charbert@2' is not ATTACK@RATE"):
         BenchConfig.from_file(config)
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:subword', 'b:subword']\n")
     with pytest.raises(SystemExit, match="compare needs two"):

@@ -3,8 +3,10 @@
 import json
 
 import pytest
+import torch
 
-from entangle.cli import main, parse_args
+from entangle.arguments import parse_args
+from entangle.cli import main
 from tiny import char_encoder, subword_encoder
 
 TRAIN = "New\tB-LOC\nYork\tI-LOC\nis\tO\nbig\tO\n\nPeter\tB-PER\nlives\tO\nthere\tO\n\n" * 4
@@ -58,7 +60,7 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",
           "--output", str(tmp_path / "out.jsonl")])
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert [r["words"] for r in rows] == [["Peter", "lives", "in", "New", "York", "."], ["Anna", "sings", "!"]]
+    assert [r["words"] for r in rows] == [["Peter", "lives", "in", "New", "York", "."], [], ["Anna", "sings", "!"]]
     assert all(len(r["labels"]) == len(r["words"]) == len(r["probabilities"]) for r in rows)
     assert all(0.0 < p <= 1.0 for r in rows for p in r["probabilities"])
 
@@ -195,3 +197,22 @@ def test_pos_tagging_from_conllu_and_back(tmp_path, encoders):
     assert len(tagged) == len(original) and [line.split("\t")[:3] for line in tagged] == [line.split("\t")[:3] for line in original]
     with pytest.raises(SystemExit, match="needs a CoNLL-U --input"):
         main(["predict", str(out), "--input", str(tmp_path / "x.txt"), "--output-format", "conllu"])
+
+
+def test_the_python_api_trains_the_model_the_command_line_trains(tmp_path, encoders, data):
+    """Same options and seed: the same weights and dev scores (the model's initialisation is seeded too)."""
+    from safetensors.torch import load_file
+
+    from entangle import Tagger, load_corpus
+
+    options = ["--epochs", "1", "--batch-size", "4", "--coattention-width", "24", "--coattention-heads", "4"]
+    main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+          "-m", "1", *options, "--output", str(tmp_path / "cli")])
+    corpus = load_corpus(str(data))
+    tagger = Tagger.create(str(encoders / "char"), str(encoders / "subword"), corpus.labels, m=1, hidden_size=24,
+                           num_attention_heads=4)
+    tagger.fit(corpus.train, corpus.dev, output_dir=str(tmp_path / "api"), epochs=1, batch_size=4)
+    cli, api = (load_file(tmp_path / run / "model" / "model.safetensors") for run in ("cli", "api"))
+    assert cli.keys() == api.keys() and all(torch.equal(cli[k], api[k]) for k in cli)
+    dev = [json.loads((tmp_path / run / "metrics.jsonl").read_text())["dev"] for run in ("cli", "api")]
+    assert dev[0] == dev[1]

