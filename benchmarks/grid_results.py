@@ -1,6 +1,6 @@
 """Copy a bench grid's finished results into the repository: its tables, summary and plots go to
-``benchmarks/results/<grid>/`` and its tables into ``benchmarks/RESULTS.md`` (a section per grid),
-with the command that produced them. Runs nothing new (``entangle bench --report-only``).
+``benchmarks/results/<grid>/`` (``benchmarks/RESULTS.md`` links to each grid's ``RESULTS.md``
+there). Runs nothing new (``entangle bench --report-only``).
 
     python benchmarks/grid_results.py benchmarks/tweebank_grid.yaml [more configs]
 """
@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
-
-from results_md import replace_section
 
 from entangle.bench import BenchConfig, run_bench
 
@@ -23,19 +21,13 @@ def main() -> None:
     parser.add_argument("configs", nargs="+")
     for path in parser.parse_args().configs:
         config = BenchConfig.from_file(path)
-        text = run_bench(config, report_only=True)
+        run_bench(config, report_only=True)
         name = Path(config.output).name
         target = RESULTS_DIR / name
         target.mkdir(parents=True, exist_ok=True)
         for produced in Path(config.output).glob("*"):
             if produced.suffix in (".md", ".json", ".png"):
                 shutil.copy(produced, target / produced.name)
-        # Plots are linked from benchmarks/RESULTS.md, one level above the grid's own folder.
-        text = text.replace("](", f"](results/{name}/")
-        replace_section(name, f"`entangle bench {path}` (then `python benchmarks/grid_results.py {path}`); "
-                        f"each run's result and test predictions in `{config.results or config.output}/`, tables and plots in "
-                        f"`benchmarks/results/{name}/`.\n\n"
-                        + text, f"## Grid: {name}")
 
 
 if __name__ == "__main__":
