@@ -138,12 +138,23 @@ def perturb_words(words: list[str], attack: str, rate: float, seed: int) -> list
     return out
 
 
-def perturb_sentences(sentences: list[Sentence], attack: str, rate: float, seed: int) -> list[Sentence]:
-    """A perturbed copy of a dataset: same sentences, same number of words, same tags (any
-    example with a ``words`` field: ``Sentence``, ``LabelledText``)."""
-    flat = perturb_words([w for s in sentences for w in s.words], attack, rate, seed)
+def perturb_texts(texts: list[list[str]], attacks: str | tuple[str, ...], rate: float, seed: int) -> list[list[str]]:
+    """A perturbed copy of texts given as their words: each attack in turn on ``rate`` of the
+    eligible words of all texts (attack ``k`` drawn with ``seed + k``); every text keeps its number
+    of words."""
+    flat = [w for text in texts for w in text]
+    for k, attack in enumerate((attacks,) if isinstance(attacks, str) else attacks):
+        flat = perturb_words(flat, attack, rate, seed + k)
     out, position = [], 0
-    for sentence in sentences:
-        out.append(replace(sentence, words=flat[position : position + len(sentence.words)]))
-        position += len(sentence.words)
+    for text in texts:
+        out.append(flat[position : position + len(text)])
+        position += len(text)
     return out
+
+
+def perturb_sentences(sentences: list[Sentence], attacks: str | tuple[str, ...], rate: float, seed: int
+                      ) -> list[Sentence]:
+    """A perturbed copy of a dataset (:func:`perturb_texts`): same sentences, same number of words,
+    same tags (any example with a ``words`` field: ``Sentence``, ``LabelledText``)."""
+    noisy = perturb_texts([s.words for s in sentences], attacks, rate, seed)
+    return [replace(sentence, words=words) for sentence, words in zip(sentences, noisy)]

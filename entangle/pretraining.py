@@ -46,7 +46,7 @@ from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, Featurizer, char_window
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
-from .noise import perturb_words
+from .noise import perturb_texts
 from .options import OBJECTIVES
 from .plots import plot_pretraining_losses
 from .training import CHECKPOINT_DIR, adamw, save_checkpoint
@@ -125,15 +125,7 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
     ``noise_rate``, a copy with each of ``noise_attacks`` applied in turn) and, with a teacher
     ``tokenizer``, on the subword side."""
     featurizer = Featurizer(tokenizer, max_chars, max_subwords if tokenizer is not None else None)
-    noisy = None
-    if noise_rate > 0:
-        flat = [w for t in texts for w in t]
-        for k, attack in enumerate(noise_attacks):
-            flat = perturb_words(flat, attack, noise_rate, seed + k)
-        positions = [0]
-        for t in texts:
-            positions.append(positions[-1] + len(t))
-        noisy = [flat[positions[i] : positions[i + 1]] for i in range(len(texts))]
+    noisy = perturb_texts(texts, noise_attacks, noise_rate, seed) if noise_rate > 0 else None
     examples = []
     for window in featurizer.featurize(texts):
         owned = range(window.own_start - window.start, window.own_end - window.start)
