@@ -122,14 +122,15 @@ def run_evaluate(args: argparse.Namespace) -> None:
                          conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     sentences = corpus.split(args.split)
     where = corpus.files[args.split]
-    results, predicted = tagger.evaluate(sentences, str(where), accelerator, return_predictions=True)
+    # With a label grammar, what it changed: the same probabilities also decoded unit by unit.
+    also_argmax = tagger.task.has_label_grammar and tagger.decoding == "constrained" and (args.output or args.predictions)
+    scored = tagger.evaluate_decodings(sentences, (tagger.decoding, "argmax") if also_argmax else (tagger.decoding,),
+                                       str(where), accelerator)
+    results, predicted = scored[tagger.decoding]
     record = {"data": str(where), "results": results}
     saved = {"data": str(where), "gold": [tagger.task.gold(example) for example in sentences], "predicted": predicted}
-    if tagger.task.has_label_grammar and tagger.decoding == "constrained" and (args.output or args.predictions):
-        # What the label grammar changed: the same model decoded unit by unit (a second pass).
-        tagger.decoding = "argmax"
-        record["argmax_results"], saved["predicted_argmax"] = tagger.evaluate(sentences, str(where), accelerator,
-                                                                              return_predictions=True)
+    if also_argmax:
+        record["argmax_results"], saved["predicted_argmax"] = scored["argmax"]
     if not accelerator.is_main_process:
         return
     if args.predictions:

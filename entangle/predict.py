@@ -169,15 +169,22 @@ class Tagger:
         ``accelerator`` of several processes, each scores a share and all get the same metrics.
         ``return_predictions`` adds the predicted labels (``{side: per example, per unit}``) as a
         second value."""
-        self.task.check_labels(examples, self.labels, what)
-        predicted = self.predictions([example.words for example in examples], accelerator)
-        metrics = {side: self.task.score(examples, labels) for side, labels in predicted.items()}
+        metrics, predicted = self.evaluate_decodings(examples, (self.decoding,), what, accelerator)[self.decoding]
         return (metrics, predicted) if return_predictions else metrics
 
-    def predictions(self, sentences: list[list[str]], accelerator: Accelerator | None = None) -> dict[str, list[list[str]]]:
-        """``{side: the label of every unit}`` for every trained side (decoded as ``self.decoding`` says)."""
-        probabilities = self.probabilities(sentences, accelerator=accelerator)
-        return {side: [self._decode(p)[0] for p in per_sentence] for side, per_sentence in probabilities.items()}
+    def evaluate_decodings(self, examples: list, decodings: tuple[str, ...], what: str = "evaluation data",
+                           accelerator: Accelerator | None = None) -> dict[str, tuple[dict, dict]]:
+        """``{decoding: (metrics, predicted labels)}``: one forward pass, its probabilities decoded
+        each way named (e.g. ``("constrained", "argmax")``, to see what the label grammar changes)."""
+        self.task.check_labels(examples, self.labels, what)
+        probabilities = self.probabilities([example.words for example in examples], accelerator=accelerator)
+        scored = {}
+        for decoding in decodings:
+            predicted = {side: [self.task.decode(p, self.labels, decoding)[0] for p in per_example]
+                         for side, per_example in probabilities.items()}
+            scored[decoding] = ({side: self.task.score(examples, labels) for side, labels in predicted.items()},
+                                predicted)
+        return scored
 
     def _decode(self, probabilities: torch.Tensor) -> tuple[list[str], list[float]]:
         return self.task.decode(probabilities, self.labels, self.decoding)

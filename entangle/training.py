@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 from accelerate import Accelerator
@@ -22,13 +22,12 @@ from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from .data.batching import train_loader
+from .data.batching import Collator, train_loader
+from .data.features import Featurizer
 from .model_card import write_model_card
 from .noise import perturb_sentences
 from .plots import plot_training_curves
-
-if TYPE_CHECKING:  # the Tagger calls train(); this module only reads the Tagger it is given
-    from .predict import Tagger
+from .tasks import Task
 
 BEST_DIR = "model"
 CURVES_PNG = "training_curves.png"
@@ -182,7 +181,26 @@ class LoopState:
         self.epoch_generator_state = state["epoch_generator_state"]
 
 
-def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, config: TrainingConfig) -> dict:
+class Trainee(Protocol):
+    """What :func:`train` uses of what it trains: the :class:`~entangle.predict.Tagger`, which calls
+    it (``Tagger.fit``), so that this module needs nothing above it."""
+
+    model: torch.nn.Module
+    featurizer: Featurizer
+    collator: Collator
+
+    @property
+    def task(self) -> Task: ...
+
+    @property
+    def labels(self) -> list[str]: ...
+
+    def evaluate(self, examples: list, what: str, accelerator: Accelerator | None = None) -> dict: ...
+
+    def save_pretrained(self, path: str | Path) -> None: ...
+
+
+def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, config: TrainingConfig) -> dict:
     """Fine-tune ``tagger.model`` in place; the best-on-dev model is saved in ``output_dir/model``.
 
     With ``config.resume`` the run continues from ``output_dir/checkpoint``. Returns the summary
@@ -204,9 +222,9 @@ def train(tagger: Tagger, train_sentences: list, dev_sentences: list | None, con
     def epoch_loader(epoch: int | None):
         """Batches of the training windows; with ``train_noise``, of that epoch's own noisy copy."""
         sentences = train_sentences
-        if config.train_noise and epoch is not None:
-            for k, attack in enumerate(config.train_noise_attacks):  # a different draw each epoch
-                sentences = perturb_sentences(sentences, attack, config.train_noise, config.seed + 1000 * epoch + k)
+        if config.train_noise and epoch is not None:  # a different draw each epoch
+            sentences = perturb_sentences(sentences, config.train_noise_attacks, config.train_noise,
+                                          config.seed + 1000 * epoch)
         windows = tagger.featurizer.featurize([s.words for s in sentences], label_ids)
         return train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
 

@@ -1,6 +1,6 @@
 """The package is layered (data -> modeling -> training / predict -> cli): no module imports, at any
-level (a function-local import counts), a module that imports it back. Imports under
-``if TYPE_CHECKING:`` are annotations only and do not count."""
+level (a function-local import and one under ``if TYPE_CHECKING:`` count too), a module that
+imports it back."""
 
 import ast
 from pathlib import Path
@@ -13,12 +13,6 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
-                                         or getattr(test, "attr", None) == "TYPE_CHECKING")
-
-
 def imports(path: Path, modules: set[str]) -> set[str]:
     """The package's modules that ``path`` imports anywhere in it."""
     name = module_name(path)
@@ -26,8 +20,6 @@ def imports(path: Path, modules: set[str]) -> set[str]:
     found = set()
 
     def visit(node: ast.AST) -> None:
-        if _type_checking_only(node):
-            return
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
