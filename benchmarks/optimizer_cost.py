@@ -26,7 +26,7 @@ def step_parts(freeze: bool) -> dict:
     torch.manual_seed(0)
     corpus = load_corpus("masakhaner-amh", splits=("train",))
     sentences = corpus.split("train")[:160]
-    tagger = Tagger.create("builtin", "multilingual-e5-small", corpus.labels, m=0, side="subword", task="ner")
+    tagger = Tagger.create("builtin", "multilingual-e5-small", corpus.labels, coattention_layers=0, side="subword", task="ner")
     model, label2id = tagger.model, tagger.model.config.label2id
     windows = tagger.featurizer.featurize([s.words for s in sentences], [[label2id[t] for t in s.tags] for s in sentences])
     if freeze:

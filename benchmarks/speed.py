@@ -86,9 +86,10 @@ KINDS = ("infer", "train", "infer_bf16", "train_bf16")
 #: suffix of the systems of ``--part width`` trained with the for-loop AdamW instead of the fused one
 LEVER = ", for-loop AdamW"
 #: name -> Tagger.create options
-SYSTEMS = {"char alone": dict(m=0, side="char"), "subword alone": dict(m=0, side="subword"),
-           "entangle m=1": dict(m=1, side="both"), "entangle m=2": dict(m=2, side="both"),
-           "entangle m=4": dict(m=4, side="both"), "CharBERT-style": dict(m=0, side="subword", fusion="charbert")}
+SYSTEMS = {"char alone": dict(coattention_layers=0, side="char"),
+           "subword alone": dict(coattention_layers=0, side="subword"),
+           "entangle m=1": dict(coattention_layers=1), "entangle m=2": dict(coattention_layers=2),
+           "entangle m=4": dict(coattention_layers=4), "CharBERT-style": dict(fusion="charbert")}
 
 
 def peak_mb() -> float:

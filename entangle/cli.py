@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .arguments import RUN_ARGS, architecture, parse_args
+from .arguments import RUN_ARGS, parse_args
 from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, decoded_lines, read_conll, rewrite_tokens
 from .data.conllu import read_conllu, write_conllu
@@ -17,6 +17,7 @@ from .data.datasets import ChecksumError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
 from .options import ConfigError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir
+from .schema import ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
 
@@ -78,29 +79,16 @@ def run_train(args: argparse.Namespace) -> None:
     train_sentences = corpus.train[: args.limit_train]
     if args.train_noise and TASKS[corpus.task].unit == "char":
         raise UsageError(f"--train-noise changes characters, so it cannot keep the per-character labels of {corpus.task}")
-    labels = corpus.labels
-    m, side = architecture(args)
-    tagger = Tagger.create(
-        args.char, args.subword, labels, m=m, side=side, task=corpus.task, seed=args.seed, fusion=args.fusion,
-        predict_side=args.predict_side, isolate_sides=args.isolate_sides, joint_head=args.joint_head,
-        **{k: v for k, v in (("max_chars", args.max_chars), ("max_subwords", args.max_subwords),
-                             ("hidden_size", args.coattention_width), ("num_attention_heads", args.coattention_heads),
-                             ("intermediate_size", args.coattention_ffn)) if v},
-    )
+    model = values_of(ModelOptions, args)
+    tagger = Tagger.create(model.pop("char"), model.pop("subword"), corpus.labels, task=corpus.task, seed=args.seed,
+                           **model)
     options = dict(
-        output_dir=args.output, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, new_lr=args.new_lr,
-        char_lr=args.char_lr, freeze_subword_embeddings=args.freeze_subword_embeddings,
-        warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
-        patience=args.patience or None, seed=args.seed, group_by_length=not args.no_group_by_length,
-        gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision,
-        max_steps=args.max_steps, save_steps=args.save_steps, resume=bool(args.resume),
-        train_noise=args.train_noise, train_noise_attacks=tuple(args.train_noise_attacks),
+        values_of(TrainingOptions, args), output_dir=args.output, resume=bool(args.resume), command=args.command_line,
         data_description=", ".join(f"{split}: {corpus.files[split]}" for split in ("train", "dev") if split in corpus.files),
-        command=args.command_line,
     )
     TrainingConfig(**options)  # fail on bad options before reading anything heavy
     print(f"train: {len(train_sentences)} examples from {corpus.files['train']}; dev: "
-          f"{len(corpus.dev) if corpus.dev else 0}; labels: {len(labels)}; task: {corpus.task}", file=sys.stderr)
+          f"{len(corpus.dev) if corpus.dev else 0}; labels: {len(corpus.labels)}; task: {corpus.task}", file=sys.stderr)
     summary = tagger.fit(train_sentences, corpus.dev, **options)
     for side, metrics in (summary["best_dev"] or {}).items():
         print(f"== best dev ({side} side, epoch {summary['best_epoch']}, {summary['train_time_s']} s of training)")

@@ -15,6 +15,8 @@ FUSIONS = ("coattention", "charbert")
 BUILTIN_CHAR = "builtin"
 DEFAULT_CHAR = BUILTIN_CHAR
 DEFAULT_SUBWORD = "minilm"
+#: Co-attention modules per side (the paper's m) of a model with co-attention, unless told.
+DEFAULT_COATTENTION_LAYERS = 2
 #: Pretraining objectives of the character encoder (``entangle.pretraining``).
 OBJECTIVES = ("mlm", "distill")
 #: The graph of an exported model (``entangle.onnx_model``).

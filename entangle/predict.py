@@ -3,7 +3,7 @@ stitched back per sentence (or averaged per text)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
@@ -20,8 +20,13 @@ from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
 from .options import ModelLoadError, is_onnx_dir
+from .schema import ModelOptions
 from .tasks import Task, get_task, split_by_words
 from .training import BEST_DIR, TrainingConfig, train as run_training
+
+#: The options of :meth:`Tagger.create` that are ``entangle train``'s model options.
+MODEL_OPTIONS = {item.name for item in fields(ModelOptions)} - {"char", "subword"}
+
 
 @dataclass
 class TaggedSentence:
@@ -90,17 +95,20 @@ class Tagger:
         self.collator = Collator(pad_id)
 
     @classmethod
-    def create(cls, char: str | None, subword: str | None, labels: list[str], *, m: int = 2, side: str = "both",
-               task: str = "ner", batch_size: int = 32, seed: int | None = 42, **config) -> "Tagger":
+    def create(cls, char: str | None, subword: str | None, labels: list[str], *, task: str = "ner",
+               batch_size: int = 32, seed: int | None = 42, **options) -> "Tagger":
         """A new, untrained model around two encoders (names as for ``entangle train --char/--subword``)
-        for ``task`` (see :mod:`entangle.tasks`). ``seed`` fixes the new layers' initialisation (as
-        ``entangle train --seed`` does, with the same default), so the same seed gives the same model
-        here and on the command line; ``None`` leaves the random state as it is."""
+        for ``task`` (see :mod:`entangle.tasks`). ``options`` are ``entangle train``'s model options
+        (:class:`~entangle.schema.ModelOptions`: ``coattention_layers``, ``side``, ``fusion``, ...,
+        with the same defaults) or further :class:`~entangle.modeling.EntangleConfig` fields.
+        ``seed`` fixes the new layers' initialisation (as ``entangle train --seed`` does, with the
+        same default), so the same seed gives the same model here and on the command line; ``None``
+        leaves the random state as it is."""
         if seed is not None:
             set_seed(seed)
-        model, tokenizer = model_class(task).from_encoders(
-            char, subword, labels, num_coattention_layers=m, side=side, task=task, **config
-        )
+        named = {key: options.pop(key) for key in MODEL_OPTIONS & options.keys()}
+        config = {**ModelOptions(**named).config_kwargs(), **options}
+        model, tokenizer = model_class(task).from_encoders(char, subword, labels, task=task, **config)
         return cls(model, tokenizer, batch_size)
 
     @classmethod

@@ -27,6 +27,7 @@ from .data.features import Featurizer
 from .model_card import write_model_card
 from .noise import perturb_sentences
 from .plots import plot_training_curves
+from .schema import TrainingOptions
 from .tasks import Task
 
 BEST_DIR = "model"
@@ -35,36 +36,13 @@ CHECKPOINT_DIR = "checkpoint"
 METRICS_LOG = "metrics.jsonl"
 
 
-@dataclass
-class TrainingConfig:
+@dataclass(kw_only=True)
+class TrainingConfig(TrainingOptions):
+    """A training run: its options (:class:`~entangle.schema.TrainingOptions`), where it writes, and
+    what its model card records."""
+
     output_dir: str
-    epochs: int = 5
-    batch_size: int = 16
-    eval_batch_size: int = 64
-    # Pretrained encoders fine-tune gently; the co-attention modules, projections, heads and any
-    # randomly initialised encoder start from scratch and need a larger step to learn in time.
-    lr: float = 5e-5
-    new_lr: float = 5e-4
-    char_lr: float | None = None  # the character encoder's own rate (default: lr if pretrained, else new_lr)
-    # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
-    # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
-    freeze_subword_embeddings: bool = False
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
-    patience: int | None = 3  # epochs without dev improvement before stopping; None: never stop early
-    seed: int = 42
-    group_by_length: bool = True
-    gradient_accumulation_steps: int = 1
-    mixed_precision: str = "no"
-    max_steps: int | None = None  # stop after this many optimizer steps (quick runs, tests)
-    # Noise-aware fine-tuning: each epoch trains on a fresh noisy copy of the training words
-    # (labels unchanged): each attack of entangle.noise in turn on this share of eligible words.
-    train_noise: float = 0.0
-    train_noise_attacks: tuple[str, ...] = ("charbert",)
-    save_steps: int | None = None  # checkpoint every N optimizer steps too (always after each epoch)
     resume: bool = False  # continue from output_dir/checkpoint
-    # Recorded in the model card only.
     data_description: str | None = None
     command: str | None = None
 
@@ -262,7 +240,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         started = time.perf_counter()
 
     def finished() -> bool:
-        out_of_patience = config.patience is not None and state.epochs_without_gain >= config.patience
+        out_of_patience = config.patience > 0 and state.epochs_without_gain >= config.patience
         return state.epoch > config.epochs or state.step >= total_steps or out_of_patience
 
     main_score = tagger.task.main_score

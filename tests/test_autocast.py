@@ -25,7 +25,7 @@ def trained(tmp_path_factory):
     model, tokenizer = tiny_model(m=1)
     tagger = Tagger(model, tokenizer, batch_size=2)
     output = tmp_path_factory.mktemp("autocast") / "run"
-    tagger.fit(TRAIN, TRAIN, output_dir=str(output), epochs=30, batch_size=2, lr=3e-3, new_lr=3e-3, patience=None)
+    tagger.fit(TRAIN, TRAIN, output_dir=str(output), epochs=30, batch_size=2, lr=3e-3, new_lr=3e-3, patience=0)
     return tagger, output
 
 

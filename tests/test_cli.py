@@ -209,8 +209,8 @@ def test_the_python_api_trains_the_model_the_command_line_trains(tmp_path, encod
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
           "-m", "1", *options, "--output", str(tmp_path / "cli")])
     corpus = load_corpus(str(data))
-    tagger = Tagger.create(str(encoders / "char"), str(encoders / "subword"), corpus.labels, m=1, hidden_size=24,
-                           num_attention_heads=4)
+    tagger = Tagger.create(str(encoders / "char"), str(encoders / "subword"), corpus.labels, coattention_layers=1,
+                           coattention_width=24, coattention_heads=4)
     tagger.fit(corpus.train, corpus.dev, output_dir=str(tmp_path / "api"), epochs=1, batch_size=4)
     cli, api = (load_file(tmp_path / run / "model" / "model.safetensors") for run in ("cli", "api"))
     assert cli.keys() == api.keys() and all(torch.equal(cli[k], api[k]) for k in cli)

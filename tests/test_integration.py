@@ -27,7 +27,7 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
     labels = build_labels(train_sentences, "ner")
     model, tokenizer = EntangleForTokenClassification.from_encoders("builtin", "minilm", labels, num_coattention_layers=1)
     tagger = Tagger(model, tokenizer)
-    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4, new_lr=1e-3, patience=None)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4, new_lr=1e-3, patience=0)
     summary = train(tagger, train_sentences, dev_sentences, config)
     log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert summary["steps"] == 60
@@ -41,7 +41,7 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
 def _fit_slice(tmp_path, corpus, n_train: int, **create) -> tuple[Tagger, list[float]]:
     tagger = Tagger.create("builtin", "minilm", corpus.labels, **create)
     tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4,
-               new_lr=1e-3, patience=None)
+               new_lr=1e-3, patience=0)
     losses = [json.loads(line)["train_loss"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     return tagger, losses
 
@@ -51,7 +51,7 @@ def test_classification_on_a_tweeteval_emotion_slice(tmp_path):
     from entangle.data.corpus import load_corpus
 
     corpus = load_corpus("tweeteval-emotion", data_dir=shared_data("tweeteval").parent)
-    tagger, losses = _fit_slice(tmp_path, corpus, 96, m=1, task="classification")
+    tagger, losses = _fit_slice(tmp_path, corpus, 96, coattention_layers=1, task="classification")
     assert losses[-1] < losses[0], losses
     metrics = tagger.evaluate(corpus.test[:40])
     assert set(metrics) == {"subword", "char"} and all(0 <= m["macro_f1"] <= 1 for m in metrics.values())
@@ -66,7 +66,7 @@ def test_character_tagging_on_a_sagt_slice(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the repair report of the real file
         corpus = load_corpus("turkish-german-sagt", data_dir=shared_data("intraword_cs").parent)
-    tagger, losses = _fit_slice(tmp_path, corpus, 64, m=0, side="char", task="char-tagging")
+    tagger, losses = _fit_slice(tmp_path, corpus, 64, coattention_layers=0, side="char", task="char-tagging")
     assert losses[-1] < 0.9 * losses[0], losses  # 24 steps of a from-scratch character encoder
     metrics = tagger.evaluate(corpus.test[:40])["char"]
     assert metrics["char_accuracy"] > 0.5 and metrics["mixed_words"] > 0

@@ -252,7 +252,7 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
         return Tagger(*tiny_model(m=1))
 
     def options(name):
-        return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=None,
+        return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=0,
                     group_by_length=group_by_length, train_noise=train_noise)
 
     reference = fresh()
@@ -314,7 +314,7 @@ def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_pat
     torch.manual_seed(0)
     model, tokenizer = tiny_model(m=m)
     before = _weights(model)
-    config = TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2, patience=None, freeze_subword_embeddings=True)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2, patience=0, freeze_subword_embeddings=True)
     train(Tagger(model, tokenizer), sentences, None, config)
     frozen = "entangle.subword_encoder.embeddings.word_embeddings.weight"
     assert torch.equal(model.state_dict()[frozen], before[frozen])

@@ -55,7 +55,7 @@ def test_classifier_learns_and_round_trips(tmp_path):
     model, tokenizer = tiny_model(m=1, labels=CLASSES, task="classification")
     tagger = Tagger(model, tokenizer)
     summary = tagger.fit(TEXTS, TEXTS, output_dir=str(tmp_path / "run"), epochs=15, batch_size=4, new_lr=3e-3,
-                         lr=3e-3, patience=None)
+                         lr=3e-3, patience=0)
     assert summary["best_dev"]["subword"]["macro_f1"] == 1.0
     results = tagger.classify(["so good", "a bad day"])
     assert [r.label for r in results] == ["pos", "neg"]
@@ -188,7 +188,7 @@ def test_character_tagger_learns_a_switch_inside_a_word(tmp_path, m):
     tagger = Tagger(model, tokenizer)
     sentences = [char_sentence(s.split()) for s in ("abCD ef", "GH ijKL", "mnOP qr st")] * 4
     summary = tagger.fit(sentences, sentences, output_dir=str(tmp_path / "run"), epochs=25, batch_size=4,
-                         new_lr=1e-2, lr=1e-2, patience=None)
+                         new_lr=1e-2, lr=1e-2, patience=0)
     assert summary["best_dev"]["char"]["char_accuracy"] > 0.9
     tagged = tagger.tag_chars([["abCD", "xyZ"], ["uvwxyzABCDEFGH"]])  # the second is longer than a window
     assert [len(w) for s in tagged for w in s.labels] == [4, 3, 14]

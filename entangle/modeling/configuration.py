@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from transformers import AutoConfig, PreTrainedConfig
 
-from ..options import FUSIONS, SIDES, ConfigError, isolate_sides_by_default
+from ..options import DEFAULT_COATTENTION_LAYERS, FUSIONS, SIDES, ConfigError, isolate_sides_by_default
 from ..tasks import get_task
 
 #: Subword encoders whose layers CharBERT can run itself: BERT's embeddings + ``encoder.layer``
@@ -118,7 +118,7 @@ class EntangleConfig(PreTrainedConfig):
         subword_encoder_name: str | None = None,
         char_encoder_pretrained: bool = True,
         subword_encoder_pretrained: bool = True,
-        num_coattention_layers: int = 2,
+        num_coattention_layers: int = DEFAULT_COATTENTION_LAYERS,
         hidden_size: int | None = None,
         num_attention_heads: int | None = None,
         intermediate_size: int | None = None,

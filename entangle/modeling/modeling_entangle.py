@@ -14,6 +14,7 @@ from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import ModelOutput
 
+from ..options import DEFAULT_COATTENTION_LAYERS
 from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
@@ -129,7 +130,7 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         tokenizer (``None`` for a character-only model).
         """
         uses_char, uses_subword = encoders_needed(
-            config_kwargs.get("num_coattention_layers", 2), config_kwargs.get("side", "both")
+            config_kwargs.get("num_coattention_layers", DEFAULT_COATTENTION_LAYERS), config_kwargs.get("side", "both")
         )
         if not uses_char:
             char = None

