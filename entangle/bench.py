@@ -47,7 +47,10 @@ import yaml
 from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults, train_option_names
 from .noise import ATTACK_NAMES
 from .plots import pyplot
+from .data.corpus import default_task, split_files
+from .data.datasets import DATASETS
 from .schema import ModelOptions
+from .tasks import Task, get_task
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json.gz"
@@ -195,12 +198,12 @@ def train_command(config: BenchConfig, dataset: str, system: str, seed: int) -> 
     return "entangle train " + " ".join(train_arguments(config, dataset, system, seed))
 
 
-def _history(log: Path) -> list[dict]:
+def _history(log: Path, score: str) -> list[dict]:
     """Per epoch: training loss and each side's main dev score, to see how a system converged."""
     history = []
     for line in log.read_text().splitlines():
         entry = json.loads(line)
-        dev = {side: {(score := main_score(metrics)): metrics[score]} for side, metrics in entry.get("dev", {}).items()}
+        dev = {side: {score: metrics[score]} for side, metrics in entry.get("dev", {}).items()}
         history.append({"epoch": entry["epoch"], "step": entry["step"], "train_loss": entry["train_loss"], "dev": dev})
     return history
 
@@ -274,7 +277,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     summary = json.loads((directory / "train_summary.json").read_text())
     test = json.loads((directory / "test.json").read_text())
     result = {
-        "dataset": dataset, "system": system, "seed": seed,
+        "dataset": dataset, "system": system, "seed": seed, "task": test["task"],
         "command": train_command(config, dataset, system, seed), "options": resolved_options(arguments),
         **{key: value for key, value in (("test", test["results"]), ("test_argmax", test.get("argmax_results")))
            if value is not None},
@@ -282,7 +285,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
         "peak_memory_mb": summary.get("peak_memory_mb"), "devices": summary["devices"],
-        **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary}, "history": _history(directory / METRICS_LOG),
+        **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary}, "history": _history(directory / METRICS_LOG, get_task(test["task"]).main_score),
         "versions": _versions(), "commit": _commit(),
     }
     results.mkdir(parents=True, exist_ok=True)
@@ -303,8 +306,8 @@ def summarize(results: list[dict]) -> dict:
     """``{dataset: {system: {side: {"dev": stats, "test": stats, ...}}}}`` of the main score (× 100)."""
     summary: dict = {}
     for r in sorted(results, key=lambda r: r["seed"]):
+        score = task_of(r).main_score
         for side, metrics in r["test"].items():
-            score = main_score(metrics)
             entry = summary.setdefault(r["dataset"], {}).setdefault(r["system"], {}).setdefault(
                 side, {"score": score, "seeds": [], "dev": [], "test": [], "train_time_s": [], "peak_memory_mb": []})
             entry["seeds"].append(r["seed"])
@@ -345,8 +348,8 @@ def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
     for r in results:
         if r["dataset"] != dataset or "noisy_test" not in r:
             continue
+        score = task_of(r).main_score
         for side, metrics in r["test"].items():
-            score = main_score(metrics)
             row = cells.setdefault((r["system"], side), {})
             for name, scores in (("clean", metrics), *((v, r["noisy_test"][v].get(side, {})) for v in variants)):
                 if score in scores:
@@ -404,53 +407,28 @@ def macro_table(macro: dict) -> str:
     return f"### Macro average over {count} dataset{'s' * (count != 1)}\n\n" + "\n".join(lines)
 
 
-def main_score(metrics: dict) -> str:
-    """The task's main score, read off a run's metrics (entity F1, macro-F1, character accuracy, else accuracy)."""
-    return next(name for name in ("f1", "macro_f1", "char_accuracy", "accuracy") if name in metrics)
+def task_of(result: dict) -> Task:
+    """The task a run trained for: recorded in its result, else (results written before it was)
+    resolved from its options and dataset as ``entangle train`` resolves it."""
+    if "task" in result:
+        return get_task(result["task"])
+    if result["options"].get("task"):
+        return get_task(result["options"]["task"])
+    dataset = result["dataset"]
+    return get_task(DATASETS[dataset].task if dataset in DATASETS else default_task(split_files(dataset)[0]))
 
 
-def sentence_counts(task_score: str, gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, ...]]:
-    """Per sentence, what the corpus score adds up: (true positives, predicted, gold) entities
-    for F1 (seqeval strict IOB2), (correct, units, units) for accuracy, and that triple for every
-    class for a text's macro-F1."""
-    if task_score == "macro_f1":
-        classes = sorted({label for labels in gold + predicted for label in labels})
-        return [tuple(int(x) for c in classes for x in (g[0] == p[0] == c, p[0] == c, g[0] == c))
-                for g, p in zip(gold, predicted)]
-    if task_score in ("accuracy", "char_accuracy"):
-        return [(sum(g == p for g, p in zip(gs, ps)), len(gs), len(gs)) for gs, ps in zip(gold, predicted)]
-    from seqeval.scheme import IOB2, Entities
-
-    gold_entities = Entities(gold, IOB2, suffix=False).entities
-    predicted_entities = Entities(predicted, IOB2, suffix=False).entities
-    counts = []
-    for g, p in zip(gold_entities, predicted_entities):
-        g, p = {e.to_tuple() for e in g}, {e.to_tuple() for e in p}
-        counts.append((len(g & p), len(p), len(g)))
-    return counts
-
-
-def corpus_score(task_score: str, counts: list[tuple[int, ...]]) -> float:
-    sums = [sum(c[i] for c in counts) for i in range(len(counts[0]))]
-    if task_score == "macro_f1":  # classes neither predicted nor gold in this sample do not count
-        f1s = [2 * h / (p + g) for h, p, g in zip(sums[0::3], sums[1::3], sums[2::3]) if p + g]
-        return statistics.mean(f1s) if f1s else 0.0
-    hits, predicted, gold = sums
-    if task_score in ("accuracy", "char_accuracy"):
-        return hits / gold if gold else 0.0
-    return 2 * hits / (predicted + gold) if predicted + gold else 0.0
-
-
-def paired_bootstrap(task_score: str, pairs: list[tuple[list, list]], samples: int, seed: int = 0) -> dict:
+def paired_bootstrap(task: Task, pairs: list[tuple[list, list]], samples: int, seed: int = 0) -> dict:
     """Mean over seeds of score(A) - score(B) (× 100) on the test set and on ``samples`` resamples
     of its sentences (the same resample for A and B and for every seed): a 95% interval and the
-    share of resamples where A is not better."""
+    share of resamples where A is not better. ``pairs``: per seed, A's and B's
+    :meth:`Task.example_counts <entangle.tasks.Task.example_counts>`."""
     rng = random.Random(seed)
     n = len(pairs[0][0])
 
     def difference(indices) -> float:
-        return 100 * statistics.mean(corpus_score(task_score, [a[i] for i in indices]) -
-                                     corpus_score(task_score, [b[i] for i in indices]) for a, b in pairs)
+        return 100 * statistics.mean(task.score_of_counts([a[i] for i in indices]) -
+                                     task.score_of_counts([b[i] for i in indices]) for a, b in pairs)
 
     observed = difference(range(n))
     resampled = sorted(difference([rng.randrange(n) for _ in range(n)]) for _ in range(samples))
@@ -470,7 +448,8 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
         seeds = sorted(s for s, runs in by_seed.items() if {a_system, b_system} <= set(runs))
         if not seeds:
             continue
-        score = main_score(by_seed[seeds[0]][a_system]["test"][a_side])
+        task = task_of(by_seed[seeds[0]][a_system])
+        score = task.main_score
         per_seed, pairs = {}, []
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]
@@ -478,10 +457,10 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
             counts = []
             for run, side in ((a, a_side), (b, b_side)):
                 predictions = read_predictions(config, dataset, run["system"], seed)
-                counts.append(sentence_counts(score, predictions["gold"], predictions["predicted"][side]))
+                counts.append(task.example_counts(predictions["gold"], predictions["predicted"][side]))
             pairs.append(tuple(counts))
         out[dataset] = {"a": config.compare[0], "b": config.compare[1], "per_seed": per_seed,
-                        "bootstrap": paired_bootstrap(score, pairs, config.bootstrap)}
+                        "bootstrap": paired_bootstrap(task, pairs, config.bootstrap)}
     return out
 
 

@@ -115,7 +115,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     scored = tagger.evaluate_decodings(sentences, (tagger.decoding, "argmax") if also_argmax else (tagger.decoding,),
                                        str(where), accelerator)
     results, predicted = scored[tagger.decoding]
-    record = {"data": str(where), "results": results}
+    record = {"data": str(where), "task": tagger.task.name, "results": results}
     saved = {"data": str(where), "gold": [tagger.task.gold(example) for example in sentences], "predicted": predicted}
     if also_argmax:
         record["argmax_results"], saved["predicted_argmax"] = scored["argmax"]
@@ -148,59 +148,18 @@ def run_predict(args: argparse.Namespace) -> None:
     if not sentences:
         raise UsageError(f"{'standard input' if args.input == '-' else args.input}: no text to "
                          f"{'classify' if tagger.task.unit == 'text' else 'tag'} (the input is empty)")
-    unit = tagger.task.unit
-    if args.output_format == "conllu" and unit != "word":
-        raise UsageError(f"--output-format conllu writes word tags; this model is for {tagger.task.name}")
+    if args.output_format == "conllu":
+        if tagger.task.unit != "word":
+            raise UsageError(f"--output-format conllu writes word tags; this model is for {tagger.task.name}")
+        write_conllu(args.input, args.output, [t.labels for t in tagger.tag(sentences, args.side)], args.conllu_tag)
+        return
+    predictions = tagger.predict(sentences, args.side, texts if args.input_format == "text" else None)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
-    if unit == "text":
-        if args.input_format != "text":
-            texts = [" ".join(words) for words in sentences]
-        nonempty = [i for i, words in enumerate(sentences) if words]
-        results = dict(zip(nonempty, tagger.classify([texts[i] for i in nonempty], args.side)))
-        for i, text in enumerate(texts):
-            result = results.get(i)
-            if args.output_format == "jsonl":
-                out.write(json.dumps({"text": text, "label": result and result.label,
-                                      "probability": result and round(result.probability, 6),
-                                      "probabilities": {k: round(v, 6) for k, v in result.distribution.items()}
-                                      if result else {}}, ensure_ascii=False) + "\n")
-            else:
-                out.write(f"{result.label}\t{result.probability:.4f}\t{text}\n" if result else "\n")
-    elif unit == "char":
-        for sentence in tagger.tag_chars(sentences):
-            if args.output_format == "jsonl":
-                out.write(json.dumps({"words": sentence.words, "labels": sentence.labels}, ensure_ascii=False) + "\n")
-            else:
-                for word, labels in zip(sentence.words, sentence.labels):
-                    out.write(f"{word}\t{_segments(word, labels)}\n")
-                out.write("\n")
-    else:
-        tagged = tagger.tag(sentences, args.side)
-        if args.output_format == "conllu":
-            write_conllu(args.input, args.output, [t.labels for t in tagged], args.conllu_tag)
-            return
-        for sentence in tagged:
-            if args.output_format == "jsonl":
-                out.write(json.dumps({"words": sentence.words, "labels": sentence.labels,
-                                      "probabilities": [round(p, 6) for p in sentence.probabilities]},
-                                     ensure_ascii=False) + "\n")
-            else:
-                for word, label, p in zip(sentence.words, sentence.labels, sentence.probabilities):
-                    out.write(f"{word}\t{label}\t{p:.4f}\n")
-                out.write("\n")
+    for prediction in predictions:
+        out.write(json.dumps(prediction.to_json(), ensure_ascii=False) + "\n" if args.output_format == "jsonl"
+                  else prediction.to_conll())
     if out is not sys.stdout:
         out.close()
-
-
-def _segments(word: str, labels: list[str]) -> str:
-    """A word's runs of equally labelled characters: ``kanerie`` -> ``kane:wix|rie:spa``."""
-    runs: list[list] = []
-    for char, label in zip(word, labels):
-        if runs and runs[-1][1] == label:
-            runs[-1][0] += char
-        else:
-            runs.append([char, label])
-    return "|".join(f"{chars}:{label}" for chars, label in runs)
 
 
 def run_export_onnx(args: argparse.Namespace) -> None:

@@ -43,6 +43,52 @@ def classification_scores(gold: list[str], predicted: list[str]) -> dict:
     }
 
 
+# Per-example counts that a corpus score adds up, so that the score of any resample of the examples
+# (a paired bootstrap) is the score of the summed counts.
+def accuracy_counts(gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, int]]:
+    """Per example: (units right, units)."""
+    return [(sum(g == p for g, p in zip(gs, ps, strict=True)), len(gs)) for gs, ps in zip(gold, predicted, strict=True)]
+
+
+def accuracy_of_counts(counts: list[tuple[int, int]]) -> float:
+    right, total = (sum(column) for column in zip(*counts)) if counts else (0, 0)
+    return right / total if total else 0.0
+
+
+def entity_counts(gold: list[list[str]], predicted: list[list[str]]) -> list[tuple[int, int, int]]:
+    """Per sentence: (entities right, predicted, gold), strict IOB2 as :func:`entity_scores` counts them."""
+    from seqeval.scheme import IOB2, Entities
+
+    gold_entities = Entities(gold, IOB2, suffix=False).entities
+    predicted_entities = Entities(predicted, IOB2, suffix=False).entities
+    counts = []
+    for g, p in zip(gold_entities, predicted_entities, strict=True):
+        g, p = {e.to_tuple() for e in g}, {e.to_tuple() for e in p}
+        counts.append((len(g & p), len(p), len(g)))
+    return counts
+
+
+def f1_of_counts(counts: list[tuple[int, int, int]]) -> float:
+    right, predicted, gold = (sum(column) for column in zip(*counts)) if counts else (0, 0, 0)
+    return 2 * right / (predicted + gold) if predicted + gold else 0.0
+
+
+def class_counts(gold: list[str], predicted: list[str]) -> list[dict[str, tuple[int, int, int]]]:
+    """Per text: {class: (right, predicted, gold)} for its gold and its predicted class."""
+    return [{c: (int(g == p == c), int(p == c), int(g == c)) for c in {g, p}} for g, p in zip(gold, predicted, strict=True)]
+
+
+def macro_f1_of_counts(counts: list[dict[str, tuple[int, int, int]]]) -> float:
+    """Macro-F1 over the classes that occur (predicted or gold) among these texts, as scikit-learn
+    computes it over the labels present."""
+    sums: dict[str, list[int]] = {}
+    for per_class in counts:
+        for c, values in per_class.items():
+            sums[c] = [a + b for a, b in zip(sums.get(c, (0, 0, 0)), values)]
+    f1s = [2 * right / (predicted + gold) for right, predicted, gold in sums.values() if predicted + gold]
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
 def format_report(metrics: dict) -> str:
     lines = [f"{key:>10}: {value:.4f}" for key, value in metrics.items() if isinstance(value, float)]
     if "per_type" in metrics:

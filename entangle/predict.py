@@ -28,12 +28,21 @@ from .training import BEST_DIR, TrainingConfig, train as run_training
 MODEL_OPTIONS = {item.name for item in fields(ModelOptions)} - {"char", "subword"}
 
 
+# What a model predicts for one input, per unit of its task, and how ``entangle predict`` writes it:
+# ``conll`` (the columns a tagger's user expects) or ``jsonl`` (one JSON object per input).
 @dataclass
 class TaggedSentence:
     words: list[str]
     labels: list[str]
     #: Probability the model gives each predicted label.
     probabilities: list[float]
+
+    def to_json(self) -> dict:
+        return {"words": self.words, "labels": self.labels, "probabilities": [round(p, 6) for p in self.probabilities]}
+
+    def to_conll(self) -> str:
+        """word<TAB>label<TAB>probability per line, a blank line after the sentence."""
+        return "".join(f"{w}\t{label}\t{p:.4f}\n" for w, label, p in zip(self.words, self.labels, self.probabilities)) + "\n"
 
 
 @dataclass
@@ -43,14 +52,41 @@ class TaggedCharacters:
     labels: list[list[str]]
     probabilities: list[list[float]]
 
+    def to_json(self) -> dict:
+        return {"words": self.words, "labels": self.labels}
+
+    def to_conll(self) -> str:
+        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:wix|rie:spa``)."""
+        return "".join(f"{word}\t{_segments(word, labels)}\n" for word, labels in zip(self.words, self.labels)) + "\n"
+
 
 @dataclass
 class ClassifiedText:
     text: str
-    label: str
-    probability: float
+    #: ``None`` for a text without words (nothing to classify).
+    label: str | None
+    probability: float | None
     #: Every class's probability.
     distribution: dict[str, float]
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "label": self.label,
+                "probability": None if self.probability is None else round(self.probability, 6),
+                "probabilities": {k: round(v, 6) for k, v in self.distribution.items()}}
+
+    def to_conll(self) -> str:
+        """label<TAB>probability<TAB>text (an empty line for a text without words)."""
+        return f"{self.label}\t{self.probability:.4f}\t{self.text}\n" if self.label is not None else "\n"
+
+
+def _segments(word: str, labels: list[str]) -> str:
+    runs: list[list] = []
+    for char, label in zip(word, labels):
+        if runs and runs[-1][1] == label:
+            runs[-1][0] += char
+        else:
+            runs.append([char, label])
+    return "|".join(f"{chars}:{label}" for chars, label in runs)
 
 
 def model_class(task: str) -> type:
@@ -279,6 +315,21 @@ class Tagger:
         if side not in self.model.config.trained_sides:
             raise ValueError(f"this model has no {side!r} head; it was trained with side={self.model.config.side!r}")
         return side
+
+    def predict(self, sentences: list[list[str]], side: str | None = None, texts: list[str] | None = None) -> list:
+        """What the model's task predicts for each sentence, in order (a :class:`TaggedSentence`,
+        :class:`TaggedCharacters` or :class:`ClassifiedText`, each with ``to_json``/``to_conll``).
+        A classifier is shown ``texts`` (default: the words joined by spaces); one without words
+        gets an empty result."""
+        unit = self.task.unit
+        if unit == "word":
+            return self.tag(sentences, side)
+        if unit == "char":
+            return self.tag_chars(sentences)
+        texts = [" ".join(words) for words in sentences] if texts is None else texts
+        nonempty = [i for i, words in enumerate(sentences) if words]
+        classified = dict(zip(nonempty, self.classify([texts[i] for i in nonempty], side)))
+        return [classified.get(i, ClassifiedText(text, None, None, {})) for i, text in enumerate(texts)]
 
     def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""

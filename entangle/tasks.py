@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from .data.labels import UnknownLabelError, build_labels
 from .decoding import DECODINGS, argmax_decode, iob2_viterbi
-from .metrics import char_accuracy, classification_scores, entity_scores, token_accuracy
+from .metrics import (accuracy_counts, accuracy_of_counts, char_accuracy, class_counts, classification_scores,
+                      entity_counts, entity_scores, f1_of_counts, macro_f1_of_counts, token_accuracy)
 
 UNITS = ("word", "char", "text")
 
@@ -65,6 +66,15 @@ class Task:
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
         raise NotImplementedError
+
+    def example_counts(self, gold: list[list[str]], predicted: list[list[str]]) -> list:
+        """Per example (gold and predicted labels as :meth:`gold` lists them), what the main score
+        adds up over a corpus: a paired bootstrap resamples these. Here: units right, units."""
+        return accuracy_counts(gold, predicted)
+
+    def score_of_counts(self, counts: list) -> float:
+        """The main score of the examples whose :meth:`example_counts` these are."""
+        return accuracy_of_counts(counts)
 
     def check_labels(self, examples: list, labels: list[str], what: str) -> None:
         """Raise with every label the model cannot predict and where it first occurs (``path:line``
@@ -111,6 +121,12 @@ class NerTask(Task):
     def _constrained(self, probabilities, labels: list[str]) -> tuple[list[int], list[float]]:
         return iob2_viterbi(probabilities, labels)
 
+    def example_counts(self, gold: list[list[str]], predicted: list[list[str]]) -> list:
+        return entity_counts(gold, predicted)
+
+    def score_of_counts(self, counts: list) -> float:
+        return f1_of_counts(counts)
+
 
 class TaggingTask(NerTask):
     """Word tags of any tag set: the NER task's reading and labels, scored by token accuracy."""
@@ -124,6 +140,8 @@ class TaggingTask(NerTask):
 
     def _constrained(self, probabilities, labels: list[str]) -> tuple[list[int], list[float]]:
         return argmax_decode(probabilities)  # any tag set: no grammar between tags
+
+    example_counts, score_of_counts = Task.example_counts, Task.score_of_counts  # accuracy, not entities
 
 
 class CharTaggingTask(Task):
@@ -148,6 +166,12 @@ class ClassificationTask(Task):
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
         return classification_scores([e.label for e in examples], [p[0] for p in predicted])
+
+    def example_counts(self, gold: list[list[str]], predicted: list[list[str]]) -> list:
+        return class_counts([g[0] for g in gold], [p[0] for p in predicted])
+
+    def score_of_counts(self, counts: list) -> float:
+        return macro_f1_of_counts(counts)
 
 
 TASKS: dict[str, Task] = {task.name: task for task in (NerTask(), TaggingTask(), CharTaggingTask(), ClassificationTask())}

@@ -14,34 +14,42 @@ from entangle.bench import (
     BenchConfig,
     BenchConfigError,
     BenchRunError,
-    corpus_score,
     finished_result,
     paired_bootstrap,
     result_dir,
     resolved_options,
     run_bench,
     run_dir,
-    sentence_counts,
+    task_of,
     train_arguments,
     train_command,
 )
 from entangle.cli import main
+from entangle.tasks import TASKS
 
 
-def test_sentence_counts_add_up_to_the_corpus_scores():
+def test_example_counts_add_up_to_the_corpus_scores():
     rng = random.Random(0)
     tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
     gold = [[rng.choice(tags) for _ in range(rng.randint(1, 12))] for _ in range(200)]
     gold = [["O" if t.startswith("I-") and (i == 0 or s[i - 1] == "O") else t for i, t in enumerate(s)] for s in gold]
     predicted = [[t if rng.random() < 0.7 else rng.choice(tags) for t in s] for s in gold]
-    counts = sentence_counts("f1", gold, predicted)
-    assert corpus_score("f1", counts) == pytest.approx(f1_score(gold, predicted, mode="strict", scheme=IOB2))
+    ner, tagging = TASKS["ner"], TASKS["tagging"]
+    counts = ner.example_counts(gold, predicted)
+    assert ner.score_of_counts(counts) == pytest.approx(f1_score(gold, predicted, mode="strict", scheme=IOB2))
     accuracy = sum(g == p for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps)) / sum(map(len, gold))
-    assert corpus_score("accuracy", sentence_counts("accuracy", gold, predicted)) == pytest.approx(accuracy)
-    better = sentence_counts("f1", gold, gold)
-    result = paired_bootstrap("f1", [(better, counts)], samples=200)
+    assert tagging.score_of_counts(tagging.example_counts(gold, predicted)) == pytest.approx(accuracy)
+    better = ner.example_counts(gold, gold)
+    result = paired_bootstrap(ner, [(better, counts)], samples=200)
     assert result["ci95"][0] <= result["difference"] <= result["ci95"][1]
     assert result["difference"] > 0 and result["p_not_better"] == 0.0
+
+
+def test_a_result_says_its_task_or_its_options_and_dataset_do():
+    result = {"dataset": "tweebank", "options": {"task": None}}
+    assert task_of(result).name == "tagging"  # the dataset's task, as entangle train resolves it
+    assert task_of({**result, "options": {"task": "ner"}}).name == "ner"
+    assert task_of({**result, "task": "classification"}).name == "classification"  # recorded since
 
 
 def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
@@ -94,7 +102,8 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
 
 def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, scores: dict[str, float]) -> dict:
     """What ``run_one`` leaves in ``result.json``, with the given test F1 per side."""
-    return {"dataset": dataset, "system": system, "seed": seed, "command": train_command(config, dataset, system, seed),
+    return {"dataset": dataset, "system": system, "seed": seed, "task": "ner",
+            "command": train_command(config, dataset, system, seed),
             "options": resolved_options(train_arguments(config, dataset, system, seed)),
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip

@@ -8,7 +8,6 @@ import torch
 from conftest import shared_data
 from sklearn.metrics import f1_score
 
-from entangle.bench import corpus_score, sentence_counts
 from entangle.cli import main
 from entangle.data.classification import LabelledText, read_table, read_tweeteval
 from entangle.data.conll import DataFormatError
@@ -18,6 +17,7 @@ from entangle.data.intraword import CharTaggedSentence
 from entangle.metrics import classification_scores
 from entangle.modeling import EntangleConfig, EntangleForSequenceClassification
 from entangle.predict import Tagger
+from entangle.tasks import TASKS
 from tiny import char_encoder, subword_encoder, tiny_model
 
 CLASSES = ["neg", "pos"]
@@ -85,8 +85,9 @@ def test_classification_metrics_follow_scikit_learn():
     assert scores["accuracy"] == 3 / 5
     assert scores["macro_f1"] == pytest.approx(f1_score(gold, predicted, average="macro"))
     assert scores["per_type"]["b"]["support"] == 1
-    counts = sentence_counts("macro_f1", [[g] for g in gold], [[p] for p in predicted])
-    assert corpus_score("macro_f1", counts) == pytest.approx(scores["macro_f1"])
+    task = TASKS["classification"]
+    counts = task.example_counts([[g] for g in gold], [[p] for p in predicted])
+    assert task.score_of_counts(counts) == pytest.approx(scores["macro_f1"])
 
 
 def test_tweeteval_layout(tmp_path):
