@@ -351,7 +351,10 @@ class WidthSystems:
     optimizer lever: the subword encoder alone and m=2 at width 384 with the for-loop AdamW
     (``LEVER``) that training used before."""
 
-    def __init__(self, n: int, steps: int, widths: list[tuple[int, int]] = WIDTHS, levers: bool = True):
+    def __init__(self, n: int, steps: int, widths: list[tuple[int, int]] = WIDTHS, levers: bool = True,
+                 variants: dict[str, dict] | None = None):
+        """``variants``: the entanglement systems (name -> ``from_encoders`` options) instead of m=2
+        at each of ``widths``."""
         import copy
 
         import torch
@@ -367,14 +370,16 @@ class WidthSystems:
         char, (subword, tokenizer) = load_char_encoder("builtin"), load_subword_encoder("minilm")
         systems = {"char alone": dict(num_coattention_layers=0, side="char"),
                    "subword alone": dict(num_coattention_layers=0, side="subword"),
-                   **{f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
-                                                       num_attention_heads=h) for w, h in widths}}
+                   **(variants if variants is not None else
+                      {f"entangle m=2, width {w}": dict(num_coattention_layers=2, side="both", hidden_size=w,
+                                                        num_attention_heads=h) for w, h in widths})}
         if levers:
             systems.update({name + LEVER: systems[name] for name in ("subword alone", "entangle m=2, width 384")})
         self.models = {name: EntangleForTokenClassification.from_encoders(
             copy.deepcopy(char), copy.deepcopy(subword), corpus.labels, tokenizer=tokenizer, **options)[0]
             for name, options in systems.items()}
-        helper = Tagger(self.models[f"entangle m=2, width {widths[0][0]}"], tokenizer, 32)
+        # Featurizes for every system alike: an entanglement model's batches hold both sides' inputs.
+        helper = Tagger(next(model for name, model in self.models.items() if name.startswith("entangle")), tokenizer, 32)
         self.test = test_words("wnut17", n)
         self.infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(self.test), 32, helper.collator)]
         windows = training_windows(helper, corpus.split("train")[: 16 * steps])

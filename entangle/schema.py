@@ -48,6 +48,9 @@ class ModelOptions:
                                            "encoder's; must divide the width)")
     coattention_ffn: int | None = option(None, "feed-forward width of the co-attention modules (default: 4 x the "
                                          "co-attention width)")
+    char_downsample: int = option(1, "K: the co-attention reads the character sequence shortened K-fold (a "
+                                  "strided convolution, as CANINE), restored to every character for the heads; "
+                                  "1 keeps every character (benchmarks/RESULTS.md)", metavar="K")
     side: str | None = option(None, "which heads are trained (default both; subword with --fusion charbert)",
                               choices=("subword", "char", "both"))
     isolate_sides: bool | None = option(None, "with --side both: each side reads the other's states without passing "
@@ -78,8 +81,8 @@ class ModelOptions:
         options = self.resolved()
         named = {"num_coattention_layers": options.coattention_layers, "hidden_size": options.coattention_width,
                  "num_attention_heads": options.coattention_heads, "intermediate_size": options.coattention_ffn}
-        same = {name: getattr(options, name) for name in ("fusion", "side", "isolate_sides", "joint_head",
-                                                          "predict_side", "max_chars", "max_subwords")}
+        same = {name: getattr(options, name) for name in ("fusion", "char_downsample", "side", "isolate_sides",
+                                                          "joint_head", "predict_side", "max_chars", "max_subwords")}
         return {key: value for key, value in {**named, **same}.items() if value is not None}
 
 

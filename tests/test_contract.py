@@ -24,6 +24,8 @@ EXAMPLES = {
 KINDS = {  # model kind -> options, per task unit (a character task is read from the character side only)
     "co-attention m=0": lambda unit: dict(m=0, side="char" if unit == "char" else "subword"),
     "co-attention m=1": lambda unit: dict(m=1, side="char" if unit == "char" else "both"),
+    "co-attention m=1, characters shortened 2-fold": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
+                                                                        char_downsample=2),
     "CharBERT-style": lambda unit: None if unit == "char" else dict(m=0, side="subword", fusion="charbert"),
 }
 

@@ -72,10 +72,10 @@ def test_width_projection_only_where_widths_differ():
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "xlmr"])
-@pytest.mark.parametrize("m", [0, 2])
-def test_padding_invariance(family, m):
+@pytest.mark.parametrize("m, downsample", [(0, 1), (2, 1), (2, 3)])
+def test_padding_invariance(family, m, downsample):
     """Adding a longer sentence to the batch leaves the other sentences' logits unchanged."""
-    model, tokenizer = tiny_model(m=m, family=family)
+    model, tokenizer = tiny_model(m=m, family=family, char_downsample=downsample)
     short = SENTENCES[:2]
     alone = model(**batch_for(model, tokenizer, short))
     padded = model(**batch_for(model, tokenizer, short + [SENTENCES[2] * 2]))

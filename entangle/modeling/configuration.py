@@ -55,6 +55,10 @@ class EntangleConfig(PreTrainedConfig):
             Heads of the co-attention modules; defaults to the subword encoder's.
         intermediate_size (`int`, *optional*):
             Feed-forward width of the co-attention modules; defaults to 4 x `hidden_size`.
+        char_downsample (`int`, defaults to 1):
+            K: the character states entering the co-attention are shortened K-fold (a strided
+            convolution) and restored to one per character for the heads
+            (`modeling/downsampling.py`); 1 keeps every character.
         hidden_dropout_prob, attention_probs_dropout_prob, classifier_dropout (`float`):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
@@ -122,6 +126,7 @@ class EntangleConfig(PreTrainedConfig):
         hidden_size: int | None = None,
         num_attention_heads: int | None = None,
         intermediate_size: int | None = None,
+        char_downsample: int = 1,
         hidden_dropout_prob: float = 0.1,
         attention_probs_dropout_prob: float = 0.1,
         classifier_dropout: float = 0.1,
@@ -152,6 +157,7 @@ class EntangleConfig(PreTrainedConfig):
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
         self.intermediate_size = intermediate_size
+        self.char_downsample = char_downsample
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.classifier_dropout = classifier_dropout
@@ -195,6 +201,11 @@ class EntangleConfig(PreTrainedConfig):
                               f"only, not side={self.side!r}")
         if self.num_coattention_layers < 0:
             raise ConfigError("num_coattention_layers must be >= 0")
+        if self.char_downsample < 1:
+            raise ConfigError(f"char_downsample must be >= 1, got {self.char_downsample}")
+        if self.char_downsample > 1 and not (self.num_coattention_layers and self.uses_char):
+            raise ConfigError(f"char_downsample shortens the characters the co-attention reads: it needs "
+                              f"co-attention (m > 0), got m={self.num_coattention_layers}")
         if self.fusion not in FUSIONS:
             raise ConfigError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         if self.fusion == "charbert" and (self.num_coattention_layers or self.side != "subword"):

@@ -19,6 +19,7 @@ from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
+from .downsampling import CharDownsampling
 from .encoders import (
     char_window_limit,
     load_char_encoder,
@@ -64,6 +65,8 @@ class EntangleModel(EntanglePreTrainedModel):
             attention_dropout=config.attention_probs_dropout_prob,
             layer_norm_eps=config.layer_norm_eps,
         )
+        self.char_downsampling = (CharDownsampling(config.hidden_size, config.char_downsample, config.layer_norm_eps)
+                                  if config.char_downsample > 1 else None)
         self.post_init()
 
     def forward(
@@ -84,7 +87,13 @@ class EntangleModel(EntanglePreTrainedModel):
             encoded = self.subword_encoder(input_ids=subword_ids, attention_mask=subword_mask).last_hidden_state
             subword_states = self.subword_projection(encoded)  # (batch, n_subwords, hidden)
         if self.config.num_coattention_layers:
-            char_states, subword_states = self.coattention(char_states, char_mask, subword_states, subword_mask, sides)
+            full, coattention_char_mask = char_states, char_mask
+            if self.char_downsampling is not None:
+                char_states, coattention_char_mask = self.char_downsampling.down(char_states, char_mask)
+            char_states, subword_states = self.coattention(char_states, coattention_char_mask, subword_states,
+                                                           subword_mask, sides)
+            if self.char_downsampling is not None and char_states is not None:
+                char_states = self.char_downsampling.up(char_states, full)
         return EntangleModelOutput(char_states=char_states, subword_states=subword_states)
 
 
