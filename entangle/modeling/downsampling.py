@@ -26,18 +26,21 @@ class CharDownsampling(nn.Module):
         self.restored_norm = nn.LayerNorm(hidden_size, eps=layer_norm_eps)
 
     def down(self, states: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(batch, n_chars, hidden) and its mask -> (batch, ceil(n_chars / K), hidden) and its mask:
-        a short position is real when any of its K characters is. Padding is zeroed first, so a
-        sequence gives the same states however much padding follows it."""
-        batch = states.shape[0]
-        missing = -states.shape[1] % self.rate
-        states = F.pad(states * mask[..., None].to(states.dtype), (0, 0, 0, missing))
+        """(batch, n_chars, hidden) and its mask (real characters first, then padding) ->
+        (batch, ceil(n_chars / K), hidden) and its mask: a short position is real when any of its
+        K characters is. Padding is zeroed first, so a sequence gives the same states however much
+        padding follows it. K - 1 zeros are appended whatever the length, and the short mask comes
+        from each row's length: no arithmetic or pooling on the length, so an exported graph keeps it
+        dynamic."""
+        states = F.pad(states * mask[..., None].to(states.dtype), (0, 0, 0, self.rate - 1))
         short = self.shorten(states.transpose(1, 2)).transpose(1, 2)  # (batch, n_short, hidden)
-        short_mask = F.pad(mask, (0, missing)).reshape(batch, -1, self.rate).amax(dim=-1)
+        starts = torch.arange(short.shape[1], device=mask.device) * self.rate  # each short position's first character
+        short_mask = (starts < mask.sum(dim=-1, keepdim=True)).to(mask.dtype)
         return self.short_norm(F.gelu(short)), short_mask
 
     def up(self, short: torch.Tensor, full: torch.Tensor) -> torch.Tensor:
         """Co-attended short states (batch, n_short, hidden) and the full-resolution states they
         came from (batch, n_chars, hidden) -> (batch, n_chars, hidden)."""
-        repeated = short.repeat_interleave(self.rate, dim=1)[:, : full.shape[1]]
+        owner = torch.arange(full.shape[1], device=full.device) // self.rate  # each character's short position
+        repeated = short.index_select(1, owner)
         return self.restored_norm(self.restore(torch.cat([full, repeated], dim=-1)))
