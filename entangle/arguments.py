@@ -228,7 +228,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         names = train_option_names()
         unknown = sorted(key for key in values if key.replace("-", "_") not in names)
         if unknown:
-            parser.error(f"{path}: unknown option(s) {', '.join(unknown)}")
+            parser.error(f"{path}: unknown option(s) " + ", ".join(
+                f"{key} (a switch is named by its positive flag: {key[3:]}: false)"
+                if key[:3] in ("no-", "no_") and key[3:].replace("-", "_") in names else key for key in unknown))
         values = {names[key.replace("-", "_")]: value for key, value in values.items()}
         subparser.set_defaults(**values)
         for action in subparser._actions:

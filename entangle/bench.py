@@ -49,7 +49,7 @@ from .noise import ATTACK_NAMES
 from .plots import pyplot
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
-from .schema import ModelOptions
+from .schema import ModelOptions, upgraded
 from .tasks import Task, get_task
 
 RESULT = "result.json"
@@ -230,13 +230,13 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
 def _as_run(recorded: dict, wanted: dict) -> dict:
     """A recorded run's options over today's: an option added to ``entangle train`` since the run
     was recorded took its default then, so adding an option leaves every committed result valid."""
-    defaults = train_defaults()
+    defaults, recorded = train_defaults(), upgraded(recorded)
     return {key: recorded[key] if key in recorded else defaults.get(key) for key in wanted}
 
 
 def _check_resumable(directory: Path, wanted: dict) -> None:
     """Refuse to continue an interrupted run whose options the grid has changed since it started."""
-    saved = json.loads((directory / RUN_ARGS).read_text())
+    saved = upgraded(json.loads((directory / RUN_ARGS).read_text()))
     ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
     wanted = {key: wanted[key] for key in ran}
     if ran != wanted:

@@ -17,7 +17,7 @@ from .data.datasets import ChecksumError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
 from .options import ConfigError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir
-from .schema import ModelOptions, TrainingOptions, values_of
+from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
 
@@ -55,7 +55,7 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         if not saved.is_file():
             raise FileNotFoundError(f"{saved}: not an output directory of entangle {args.command} (no {RUN_ARGS})")
         # Options added since the run started take their defaults.
-        return argparse.Namespace(**{**vars(args), **json.loads(saved.read_text()), "resume": args.resume,
+        return argparse.Namespace(**{**vars(args), **upgraded(json.loads(saved.read_text())), "resume": args.resume,
                                      "output": args.resume})
     if not args.output:
         raise UsageError("give --output (or --resume OUTPUT)")

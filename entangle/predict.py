@@ -3,6 +3,7 @@ stitched back per sentence (or averaged per text)."""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -20,12 +21,14 @@ from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
 from .options import ModelLoadError, is_onnx_dir
-from .schema import ModelOptions
+from .schema import CONFIG_NAMES, ModelOptions
 from .tasks import Task, get_task, split_by_words
 from .training import BEST_DIR, TrainingConfig, train as run_training
 
-#: The options of :meth:`Tagger.create` that are ``entangle train``'s model options.
+#: The options of :meth:`Tagger.create` that are ``entangle train``'s model options, and the
+#: further configuration fields it passes through.
 MODEL_OPTIONS = {item.name for item in fields(ModelOptions)} - {"char", "subword"}
+CONFIG_FIELDS = set(inspect.signature(EntangleConfig.__init__).parameters) - {"self", "kwargs"}
 
 
 # What a model predicts for one input, per unit of its task, and how ``entangle predict`` writes it:
@@ -140,6 +143,13 @@ class Tagger:
         ``seed`` fixes the new layers' initialisation (as ``entangle train --seed`` does, with the
         same default), so the same seed gives the same model here and on the command line; ``None``
         leaves the random state as it is."""
+        for key in options.keys() - MODEL_OPTIONS:
+            if key in CONFIG_NAMES.values():
+                option = next(name for name, field in CONFIG_NAMES.items() if field == key)
+                raise TypeError(f"Tagger.create: give {key} as {option} (entangle train's name)")
+            if key not in CONFIG_FIELDS:
+                raise TypeError(f"Tagger.create: unknown option {key!r}; the model options are "
+                                f"{', '.join(sorted(MODEL_OPTIONS))}, or any other EntangleConfig field")
         if seed is not None:
             set_seed(seed)
         named = {key: options.pop(key) for key in MODEL_OPTIONS & options.keys()}

@@ -23,6 +23,12 @@ def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwa
     return field(default=default, metadata={"help": help, "flags": flags, **parser_kwargs})
 
 
+#: The model options whose :class:`~entangle.modeling.EntangleConfig` field has another name (the
+#: config keeps Hugging Face's names for a transformer's sizes); the others have the same name.
+CONFIG_NAMES = {"coattention_layers": "num_coattention_layers", "coattention_width": "hidden_size",
+                "coattention_heads": "num_attention_heads", "coattention_ffn": "intermediate_size"}
+
+
 @dataclass
 class ModelOptions:
     """What model ``entangle train`` builds (``None``: resolved from the others, see :meth:`resolved`)."""
@@ -79,11 +85,9 @@ class ModelOptions:
     def config_kwargs(self) -> dict:
         """The :class:`~entangle.modeling.EntangleConfig` values these options set (the encoders apart)."""
         options = self.resolved()
-        named = {"num_coattention_layers": options.coattention_layers, "hidden_size": options.coattention_width,
-                 "num_attention_heads": options.coattention_heads, "intermediate_size": options.coattention_ffn}
-        same = {name: getattr(options, name) for name in ("fusion", "char_downsample", "side", "isolate_sides",
-                                                          "joint_head", "predict_side", "max_chars", "max_subwords")}
-        return {key: value for key, value in {**named, **same}.items() if value is not None}
+        values = {CONFIG_NAMES.get(item.name, item.name): getattr(options, item.name) for item in fields(options)
+                  if item.name not in ("char", "subword")}
+        return {key: value for key, value in values.items() if value is not None}
 
 
 @dataclass
@@ -126,6 +130,17 @@ class TrainingOptions:
 
     def __post_init__(self):
         self.train_noise_attacks = tuple(self.train_noise_attacks)  # a list from the command line or a file
+        self.patience = self.patience or 0  # None, as before 0 said it: never stop early
+
+
+def upgraded(recorded: dict) -> dict:
+    """Options recorded by an older entangle (a run's ``run_args.json``, a bench result) in today's
+    names: ``no_group_by_length: X`` is ``group_by_length: not X`` since the switch got its negation."""
+    if "no_group_by_length" not in recorded:
+        return recorded
+    negated = recorded["no_group_by_length"]
+    return {**{key: value for key, value in recorded.items() if key != "no_group_by_length"},
+            "group_by_length": not negated}
 
 
 def values_of(options_class: type, values: Any) -> dict:

@@ -7,7 +7,7 @@ import pytest
 
 from entangle.arguments import parse_args, train_defaults, train_option_names
 from entangle.options import DEFAULT_COATTENTION_LAYERS
-from entangle.schema import ModelOptions, TrainingOptions, values_of
+from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
 from entangle.training import TrainingConfig
 
 
@@ -57,3 +57,18 @@ def test_isolated_sides_are_resolved_at_parse_time_so_that_bench_records_them():
     assert parse_args(["train"]).isolate_sides is True
     assert parse_args(["train", "--fusion", "charbert"]).isolate_sides is False
     assert parse_args(["train", "-m", "0", "--side", "subword"]).isolate_sides is False
+
+
+def test_tagger_create_takes_the_options_by_their_names_and_refuses_others():
+    from entangle.predict import Tagger
+
+    with pytest.raises(TypeError, match="unknown option 'm'"):
+        Tagger.create(None, None, ["O"], m=1)
+    with pytest.raises(TypeError, match="give num_coattention_layers as coattention_layers"):
+        Tagger.create(None, None, ["O"], num_coattention_layers=0)
+
+
+def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
+    assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3}
+    assert upgraded({"epochs": 3}) == {"epochs": 3}
+    assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did
