@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The GPU measurements of issue #27 in one call, for a session lent a GPU (DEVELOPERS.md):
+#   bash scripts/setup.sh && ../shared/tools/offline-bundle .gpu wnut17
+#   device run, carry [".gpu"]:  source .gpu/env.sh && bash benchmarks/gpu.sh "$OUT"
+# Writes 7 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU), train_{no,bf16}.log
+# and .json (m=2, batch 32, the same 300 steps in float32 and under bf16 mixed precision; the
+# training time includes the dev evaluations), throughput.json (benchmarks/gpu_throughput.py:
+# the model alone against end to end, float32 and bf16, batch 128). Commit them under
+# benchmarks/results/gpu/ with the command, and quote them in RESULTS.
+set -euo pipefail
+out=${1:?usage: bash benchmarks/gpu.sh OUT}
+py=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/device.txt"
+"$py" -m pytest -q -p no:cacheprovider tests/ > "$out/pytest_gpu.txt" 2>&1 || true
+tail -n 3 "$out/pytest_gpu.txt"
+for precision in no bf16; do
+    "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 --max-steps 300 --patience 0 \
+        --mixed-precision "$precision" --output "runs/gpu-$precision" > "$out/train_$precision.log" 2>&1
+    cp "runs/gpu-$precision/train_summary.json" "$out/train_$precision.json"
+    "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s['steps'], 'steps in', s['train_time_s'], 's')" \
+        "$out/train_$precision.json" "$precision"
+done
+"$py" benchmarks/gpu_throughput.py runs/gpu-no --batch-size 128 --output "$out/throughput.json"

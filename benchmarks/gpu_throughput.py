@@ -1,0 +1,89 @@
+"""Inference throughput of a model on WNUT-17 test: the model alone (windows featurized and
+batched beforehand, only the forward passes timed, on the device) against ``Tagger.probabilities``
+end to end (featurizing, batching, forward, stitching), in float32 and under bf16 autocast,
+passes alternating so that a change in the machine's load hits all alike. Issue #27's GPU
+target: end to end at least 2/3 of the model's throughput at batch 128; bf16 no slower than
+float32. Runs on whatever ``--device`` is (default: the GPU when there is one).
+
+    python benchmarks/gpu_throughput.py MODEL_DIR --batch-size 128 --output throughput.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+from entangle.data.batching import inference_batches
+from entangle.data.corpus import load_corpus
+from entangle.predict import AUTOCAST_DTYPES, Tagger
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def model_pass(tagger: Tagger, batches: list[dict], side: str) -> None:
+    device, dtype = tagger.model.device, AUTOCAST_DTYPES[tagger.autocast]
+    with torch.inference_mode(), torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
+        for batch in batches:
+            tagger.model(**batch, sides=(side,))
+    synchronize(device)
+
+
+def end_to_end_pass(tagger: Tagger, sentences: list[list[str]], side: str) -> None:
+    tagger.probabilities(sentences, (side,))
+    synchronize(tagger.model.device)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--sentences", type=int, help="the first N test sentences (default: all)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+    sentences = [s.words for s in load_corpus("wnut17", splits=("test",)).test[: args.sentences]]
+    words = sum(map(len, sentences))
+    taggers = {precision: Tagger.from_pretrained(args.model, device=args.device, batch_size=args.batch_size,
+                                                 autocast=None if precision == "float32" else precision)
+               for precision in ("float32", "bf16")}
+    side = taggers["float32"].model.config.predict_side
+    device = taggers["float32"].model.device
+    reference = taggers["float32"]
+    batches = [{k: v.to(device) for k, v in batch.items()} for _, batch in
+               inference_batches(reference.featurizer.featurize(sentences), args.batch_size, reference.collator)]
+    passes = {f"{kind} {precision}": (lambda t=tagger, k=kind: model_pass(t, batches, side) if k == "model"
+                                      else end_to_end_pass(t, sentences, side))
+              for precision, tagger in taggers.items() for kind in ("model", "end to end")}
+    times: dict[str, list[float]] = {name: [] for name in passes}
+    for run in passes.values():  # warm-up: kernels chosen, caches filled
+        run()
+    for _ in range(args.rounds):
+        for name, run in passes.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    rows = {name: {"median_s": statistics.median(t), "words_per_s": words / statistics.median(t), "passes_s": t}
+            for name, t in times.items()}
+    for precision in taggers:
+        rows[f"end to end {precision}"]["share_of_model"] = (rows[f"end to end {precision}"]["words_per_s"]
+                                                             / rows[f"model {precision}"]["words_per_s"])
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
+    result = {"model": args.model, "device": device_name, "batch_size": args.batch_size, "sentences": len(sentences),
+              "words": words, "side": side, "rounds": args.rounds, "torch": torch.__version__, "passes": rows}
+    with open(args.output, "w") as file:
+        json.dump(result, file, indent=2)
+    for name, row in rows.items():
+        share = f" ({row['share_of_model']:.2f} of the model's)" if "share_of_model" in row else ""
+        print(f"{name}: {row['words_per_s']:.0f} words/s{share}")
+
+
+if __name__ == "__main__":
+    main()
