@@ -97,7 +97,7 @@ class CharEncoderModel(PreTrainedModel):
             nn.Embedding(config.num_hash_buckets, config.embedding_size) for _ in range(config.num_hash_functions)
         )
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.lstm = nn.LSTM(
+        self.lstm = _UnflattenedLSTM(
             config.embedding_size,
             config.hidden_size // 2,
             num_layers=config.num_hidden_layers,
@@ -149,6 +149,16 @@ class CharEncoderModel(PreTrainedModel):
         with torch.autocast(x.device.type, enabled=False):
             out, _, _ = torch.lstm(x, (state, state), weights, True, 1, 0.0, self.training, False, True)
         return out  # (batch, n_chars, hidden / 2)
+
+
+class _UnflattenedLSTM(nn.LSTM):
+    """``nn.LSTM``'s parameters (names, initialisation, checkpoints), never flattened into one
+    buffer. The encoder runs each direction with ``torch.lstm`` itself; on CUDA, ``nn.LSTM``
+    flattens its weights into views of one buffer when moved there, and a checkpoint then dropped
+    them as shared tensors, so resuming on a GPU failed."""
+
+    def flatten_parameters(self) -> None:
+        return None
 
 
 def _take(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
