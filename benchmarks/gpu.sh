@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU measurements of issue #27 in one call, for a session lent a GPU (DEVELOPERS.md):
 #   bash scripts/setup.sh && ../shared/tools/offline-bundle .gpu wnut17
-#   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d .gpu/wheels \
+#   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .gpu/wheels \
 #       pytest pluggy iniconfig hypothesis sortedcontainers attrs   # the suite's test tools (env.sh installs them)
 #   device run, carry [".gpu"]:  source .gpu/env.sh && bash benchmarks/gpu.sh "$OUT"
 # Writes 7 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU), train_{no,bf16}.log
