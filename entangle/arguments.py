@@ -246,24 +246,25 @@ def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser._subparsers._group_actions[0].choices["train"]
 
 
-@functools.cache  # asked once per file read; the parser does not change
+@functools.cache  # built once for what files and bench ask of the options; the parser does not change
+def _train_actions() -> tuple[argparse.Action, ...]:
+    return tuple(_train_parser(build_parser())._actions)
+
+
 def train_option_names() -> dict[str, str]:
     """``entangle train``'s options as a file (``--config``, a bench grid) may name them: by any of
     their flags without the dashes, '-' or '_' (``m``, ``coattention_layers``), each to its field.
     A switch is named by its positive flag (``group-by-length: false``, not ``no-group-by-length``)."""
-    return {flag.lstrip("-").replace("-", "_"): action.dest for action in _train_parser(build_parser())._actions
+    return {flag.lstrip("-").replace("-", "_"): action.dest for action in _train_actions()
             for flag in action.option_strings if action.dest not in ("help", "config")
             and not (isinstance(action, argparse.BooleanOptionalAction) and flag.startswith("--no-"))}
 
 
-@functools.cache  # bench asks once per recorded run; the parser does not change
 def train_defaults() -> dict:
     """``entangle train``'s option defaults: what a run recorded before an option existed ran with."""
-    return {action.dest: action.default for action in _train_parser(build_parser())._actions}
+    return {action.dest: action.default for action in _train_actions()}
 
 
-@functools.cache  # bench asks once per run of a grid; the parser does not change
 def negatable_train_options() -> frozenset[str]:
     """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
-    return frozenset(action.dest for action in _train_parser(build_parser())._actions
-                     if isinstance(action, argparse.BooleanOptionalAction))
+    return frozenset(action.dest for action in _train_actions() if isinstance(action, argparse.BooleanOptionalAction))

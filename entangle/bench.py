@@ -39,22 +39,21 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults, train_option_names
-from .noise import ATTACK_NAMES
-from .plots import pyplot
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
-from .schema import ModelOptions, upgraded
+from .noise import ATTACK_NAMES
+from .plots import pyplot
+from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json.gz"
-MODEL_FIELDS = {item.name for item in fields(ModelOptions)}
 
 
 class BenchConfigError(ValueError):
@@ -285,7 +284,8 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
         "peak_memory_mb": summary.get("peak_memory_mb"), "devices": summary["devices"],
-        **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary}, "history": _history(directory / METRICS_LOG, get_task(test["task"]).main_score),
+        **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary},
+        "history": _history(directory / METRICS_LOG, get_task(test["task"]).main_score),
         "versions": _versions(), "commit": _commit(),
     }
     results.mkdir(parents=True, exist_ok=True)

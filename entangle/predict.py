@@ -4,7 +4,7 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -21,13 +21,13 @@ from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
 from .options import ModelLoadError, is_onnx_dir
-from .schema import CONFIG_NAMES, ModelOptions
+from .schema import CONFIG_NAMES, MODEL_FIELDS, ModelOptions
 from .tasks import Task, get_task, split_by_words
 from .training import BEST_DIR, TrainingConfig, train as run_training
 
 #: The options of :meth:`Tagger.create` that are ``entangle train``'s model options, and the
 #: further configuration fields it passes through.
-MODEL_OPTIONS = {item.name for item in fields(ModelOptions)} - {"char", "subword"}
+MODEL_OPTIONS = MODEL_FIELDS - {"char", "subword"}
 CONFIG_FIELDS = set(inspect.signature(EntangleConfig.__init__).parameters) - {"self", "kwargs"}
 
 

@@ -90,6 +90,10 @@ class ModelOptions:
         return {key: value for key, value in values.items() if value is not None}
 
 
+#: The names of the model options.
+MODEL_FIELDS = frozenset(item.name for item in fields(ModelOptions))
+
+
 @dataclass
 class TrainingOptions:
     """How ``entangle train`` fine-tunes: the optimisation budget and schedule, augmentation, checkpoints."""
