@@ -27,7 +27,8 @@ TOLERANCE = 1e-4
 
 def _input_names(config: EntangleConfig, sides: tuple[str, ...]) -> list[str]:
     names = (["char_ids", "char_mask"] if config.uses_char else []) + (
-        ["subword_ids", "subword_mask"] if config.uses_subword else [])
+        ["subword_ids", "subword_mask"] if config.uses_subword else []) + (
+        ["subword_char_starts", "subword_char_ends"] if config.uses_subword_char_spans else [])
     # A text classifier reads the first position: it has no unit positions to feed. The joint head
     # reads both sides' unit positions.
     read = [side for side in ("subword", "char") if side in sides or "joint" in sides]

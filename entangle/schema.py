@@ -57,6 +57,9 @@ class ModelOptions:
     char_downsample: int = option(1, "K: the co-attention reads the character sequence shortened K-fold (a "
                                   "strided convolution, as CANINE), restored to every character for the heads; "
                                   "1 keeps every character (benchmarks/RESULTS.md)", metavar="K")
+    positional_alignment: bool = option(False, "tell the co-attention which characters spell which subword: learned "
+                                        "embeddings of each character's subword and each subword's character span, "
+                                        "added to both sides before it (one of the paper's proposed extensions)")
     side: str | None = option(None, "which heads are trained (default both; subword with --fusion charbert)",
                               choices=("subword", "char", "both"))
     isolate_sides: bool | None = option(None, "with --side both: each side reads the other's states without passing "

@@ -26,6 +26,8 @@ KINDS = {  # model kind -> options, per task unit (a character task is read from
     "co-attention m=1": lambda unit: dict(m=1, side="char" if unit == "char" else "both"),
     "co-attention m=1, characters shortened 2-fold": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
                                                                         char_downsample=2),
+    "co-attention m=1, positional alignment": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
+                                                                positional_alignment=True),
     "CharBERT-style": lambda unit: None if unit == "char" else dict(m=0, side="subword", fusion="charbert"),
 }
 

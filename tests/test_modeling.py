@@ -72,10 +72,11 @@ def test_width_projection_only_where_widths_differ():
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "xlmr"])
-@pytest.mark.parametrize("m, downsample", [(0, 1), (2, 1), (2, 3)])
-def test_padding_invariance(family, m, downsample):
+@pytest.mark.parametrize("m, options", [(0, {}), (2, {}), (2, {"char_downsample": 3}), (2, {"positional_alignment": True})],
+                         ids=["m0", "m2", "m2-downsample3", "m2-positional-alignment"])
+def test_padding_invariance(family, m, options):
     """Adding a longer sentence to the batch leaves the other sentences' logits unchanged."""
-    model, tokenizer = tiny_model(m=m, family=family, char_downsample=downsample)
+    model, tokenizer = tiny_model(m=m, family=family, **options)
     short = SENTENCES[:2]
     alone = model(**batch_for(model, tokenizer, short))
     padded = model(**batch_for(model, tokenizer, short + [SENTENCES[2] * 2]))

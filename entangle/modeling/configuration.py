@@ -59,6 +59,10 @@ class EntangleConfig(PreTrainedConfig):
             K: the character states entering the co-attention are shortened K-fold (a strided
             convolution) and restored to one per character for the heads
             (`modeling/downsampling.py`); 1 keeps every character.
+        positional_alignment (`bool`, defaults to `False`):
+            Before the co-attention, tell each character which subword it belongs to and each
+            subword its character span, as learned embeddings added to both sides
+            (`modeling/positional_alignment.py`; one of the paper's proposed extensions).
         hidden_dropout_prob, attention_probs_dropout_prob, classifier_dropout (`float`):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
@@ -127,6 +131,7 @@ class EntangleConfig(PreTrainedConfig):
         num_attention_heads: int | None = None,
         intermediate_size: int | None = None,
         char_downsample: int = 1,
+        positional_alignment: bool = False,
         hidden_dropout_prob: float = 0.1,
         attention_probs_dropout_prob: float = 0.1,
         classifier_dropout: float = 0.1,
@@ -158,6 +163,7 @@ class EntangleConfig(PreTrainedConfig):
         self.num_attention_heads = num_attention_heads
         self.intermediate_size = intermediate_size
         self.char_downsample = char_downsample
+        self.positional_alignment = positional_alignment
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.classifier_dropout = classifier_dropout
@@ -206,6 +212,12 @@ class EntangleConfig(PreTrainedConfig):
         if self.char_downsample > 1 and not (self.num_coattention_layers and self.uses_char):
             raise ConfigError(f"char_downsample shortens the characters the co-attention reads: it needs "
                               f"co-attention (m > 0), got m={self.num_coattention_layers}")
+        if self.positional_alignment and not self.num_coattention_layers:
+            raise ConfigError("positional_alignment tells the co-attention which characters spell which subword: "
+                              f"it needs co-attention (m > 0), got m={self.num_coattention_layers}")
+        if self.positional_alignment and (self.max_chars is None or self.max_subwords is None):
+            raise ConfigError("positional_alignment has a position per character and per subword: it needs "
+                              "max_chars and max_subwords")
         if self.fusion not in FUSIONS:
             raise ConfigError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         if self.fusion == "charbert" and (self.num_coattention_layers or self.side != "subword"):
@@ -257,5 +269,5 @@ class EntangleConfig(PreTrainedConfig):
 
     @property
     def uses_subword_char_spans(self) -> bool:
-        """Whether the model reads each subword's first and last character (CharBERT)."""
-        return self.fusion == "charbert"
+        """Whether the model reads each subword's first and last character (CharBERT, positional alignment)."""
+        return self.fusion == "charbert" or self.positional_alignment

@@ -20,6 +20,7 @@ from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .downsampling import CharDownsampling
+from .positional_alignment import PositionalAlignment
 from .encoders import (
     char_window_limit,
     load_char_encoder,
@@ -65,6 +66,9 @@ class EntangleModel(EntanglePreTrainedModel):
             attention_dropout=config.attention_probs_dropout_prob,
             layer_norm_eps=config.layer_norm_eps,
         )
+        self.positional_alignment = (
+            PositionalAlignment(config.hidden_size, config.max_chars, config.max_subwords, config.initializer_range)
+            if config.positional_alignment else None)
         self.char_downsampling = (CharDownsampling(config.hidden_size, config.char_downsample, config.layer_norm_eps)
                                   if config.char_downsample > 1 else None)
         self.post_init()
@@ -76,9 +80,12 @@ class EntangleModel(EntanglePreTrainedModel):
         subword_ids: torch.Tensor | None = None,
         subword_mask: torch.Tensor | None = None,
         sides: tuple[str, ...] = ("char", "subword"),
+        subword_char_starts: torch.Tensor | None = None,
+        subword_char_ends: torch.Tensor | None = None,
     ) -> EntangleModelOutput:
         """``sides``: the sides whose final states are needed (with co-attention, the other side's
-        last module is skipped and its states are ``None``)."""
+        last module is skipped and its states are ``None``). ``subword_char_*`` (positional
+        alignment only): each subword's first and last character."""
         char_states = subword_states = None
         if self.char_encoder is not None:
             encoded = self.char_encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state
@@ -86,6 +93,9 @@ class EntangleModel(EntanglePreTrainedModel):
         if self.subword_encoder is not None:
             encoded = self.subword_encoder(input_ids=subword_ids, attention_mask=subword_mask).last_hidden_state
             subword_states = self.subword_projection(encoded)  # (batch, n_subwords, hidden)
+        if self.positional_alignment is not None:
+            char_states, subword_states = self.positional_alignment(char_states, subword_states, subword_mask,
+                                                                    subword_char_starts, subword_char_ends)
         if self.config.num_coattention_layers:
             full, coattention_char_mask = char_states, char_mask
             if self.char_downsampling is not None:
@@ -199,8 +209,8 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         """``*_word_starts`` (batch, n_units) index the positions the heads read (each word's
         first subword / character, or every character for a character task); ``labels`` use
         -100 for padding and for units another window owns. ``sides`` limits the heads computed
-        (default: every trained side). ``subword_char_*`` (CharBERT only): each subword's first /
-        last character."""
+        (default: every trained side). ``subword_char_*`` (CharBERT and positional alignment only):
+        each subword's first / last character."""
         sides = tuple(sides or self.classifiers.keys())
         if not set(sides) <= set(self.classifiers):
             raise ValueError(f"this model has heads for {', '.join(self.classifiers)} only, not {', '.join(sides)}")
@@ -208,7 +218,8 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         if self.config.fusion == "charbert":
             states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, subword_char_starts, subword_char_ends)
         else:
-            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, needed)
+            states = self.entangle(char_ids, char_mask, subword_ids, subword_mask, needed, subword_char_starts,
+                                   subword_char_ends)
         side_inputs = {"subword": (states.subword_states, subword_word_starts), "char": (states.char_states, char_word_starts)}
         reads = {side: self._read(*side_inputs[side]) for side in needed}
         if "joint" in sides:
