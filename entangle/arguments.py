@@ -131,6 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("model", help="a model directory (or a training output directory)")
     export.add_argument("output", help="output directory: graphs, weights, config and tokenizer files")
 
+    attention = commands.add_parser("attention", help="draw what the co-attention looks at: each module's "
+                                    "character <-> subword cross-attention for one text")
+    attention.add_argument("model", help="a model directory (or a training output directory)")
+    attention.add_argument("text", help="the text, split into words as predict splits it (a text longer than one "
+                           "window: its first window)")
+    attention.add_argument("--output", required=True, help="the picture (PNG, PDF or SVG, by its suffix)")
+    attention.add_argument("--head", type=int, help="one attention head, counted from 0 (default: the mean of all heads)")
+    attention.add_argument("--device", default="auto", help="where the model runs (as for predict)")
+
     robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
     robustness.add_argument("models", nargs="+", help="model directories (or training output directories); "
                             "NAME=DIR sets the name shown in tables and plots")

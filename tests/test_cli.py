@@ -69,6 +69,10 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     blocks = (tmp_path / "out.conll").read_text().strip().split("\n\n")
     assert [[line.split("\t")[0] for line in block.splitlines()] for block in blocks] == [["Paris", "is"], ["Anna", "sings"]]
 
+    main(["attention", str(out), "Peter lives in New York.", "--head", "3", "--output", str(tmp_path / "attention.png")])
+    assert (tmp_path / "attention.png").read_bytes().startswith(b"\x89PNG")
+    assert "1 co-attention modules, words 1 to 6 of 6" in capsys.readouterr().err
+
 
 def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
     out = tmp_path / "run"

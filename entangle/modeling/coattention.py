@@ -44,6 +44,15 @@ class TransformerBlock(nn.Module):
         batch, length, width = x.shape
         return x.view(batch, length, self.num_heads, width // self.num_heads).transpose(1, 2)
 
+    def attention_probabilities(self, x: torch.Tensor, context: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
+        """(batch, heads, n_q, n_kv): how much each query position attends to each context position, as
+        ``forward`` weighs them (without dropout). For inspection (``entangle attention``): the fused
+        attention kernel of ``forward`` does not return its weights."""
+        q = self._heads(self.query(x))
+        k = self._heads(self.key_value(context).chunk(2, dim=-1)[0])
+        scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+        return scores.masked_fill(~context_mask[:, None, None, :].bool(), float("-inf")).softmax(-1)
+
     def forward(self, x: torch.Tensor, context: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
         """``x`` (batch, n_q, dim) attends over ``context`` (batch, n_kv, dim); ``context_mask``
         (batch, n_kv) is True at real positions. Pass ``context=x`` for self-attention."""

@@ -1,0 +1,156 @@
+"""What the co-attention looks at: the character <-> subword cross-attention of each module for one
+text, as numbers (:func:`cross_attention`) and as a picture (:func:`draw`, ``entangle attention``).
+
+The weights are read where the model computes them: a hook on each module's CO-TRM block sees its
+inputs and recomputes the block's attention probabilities (the fused attention kernel the model
+runs does not return them), so the picture is of the model as it predicts, in eval mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
+from .options import UsageError
+from .plots import pyplot
+
+#: How the character positions that are not a word's character are shown.
+CHAR_NAMES = {CHAR_CLS: "<s>", CHAR_SEP: "</s>", SPACE: "␣"}
+
+
+@dataclass
+class CrossAttention:
+    """The cross-attention of one window of one text.
+
+    ``subword_to_char[i]`` (heads, n_subwords, n_chars): module i's subword side attending to the
+    characters (each row sums to 1); ``char_to_subword[i]`` (heads, n_chars, n_subwords): its
+    character side attending to the subwords. ``chars`` name the character positions the
+    co-attention reads (groups of K characters when the model shortens them K-fold).
+    """
+
+    words: list[str]
+    chars: list[str]
+    subwords: list[str]
+    #: Per character / subword position: the index of its word, ``None`` for markers, spaces, specials.
+    char_words: list[int | None]
+    subword_words: list[int | None]
+    subword_to_char: list[torch.Tensor]
+    char_to_subword: list[torch.Tensor]
+    #: The words ``[start, end)`` of the text this window covers (a long text has several windows).
+    window: tuple[int, int]
+
+
+def cross_attention(tagger, words: list[str]) -> CrossAttention:
+    """The cross-attention of every co-attention module of ``tagger``'s model over ``words`` (its
+    first window, when the text is longer than one)."""
+    model = tagger.model
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError("attention weights are read from the PyTorch model; an ONNX export does not give them")
+    if model.config.fusion != "coattention" or not model.config.num_coattention_layers:
+        raise UsageError("this model has no co-attention (m = 0): there is no character <-> subword attention to show")
+    if not words:
+        raise UsageError("no words in the text")
+    config = model.config
+    # Cut and featurized as for a word task, whatever the model's task: the inputs are the same, and
+    # each position's word is known (a text or character task's windows do not say it).
+    featurizer = Featurizer(tagger.tokenizer, config.max_chars, config.max_subwords, "word",
+                            subword_char_spans=config.uses_subword_char_spans)
+    window = featurizer.featurize([words])[0]
+    batch = {key: value.to(model.device) for key, value in tagger.collator([window]).items()}
+    stack = model.entangle.coattention
+    seen: dict[tuple[str, int], torch.Tensor] = {}
+
+    def keep(side: str, i: int):
+        def hook(block, inputs, output):
+            seen[side, i] = block.attention_probabilities(*inputs)[0].float().cpu()
+        return hook
+
+    handles = [layer.cross.register_forward_hook(keep(side, i))
+               for side, layers in (("subword", stack.subword_layers), ("char", stack.char_layers))
+               for i, layer in enumerate(layers)]
+    was_training = model.training
+    try:
+        model.eval()
+        with torch.inference_mode():
+            model.entangle(batch["char_ids"], batch["char_mask"], batch["subword_ids"], batch["subword_mask"],
+                           ("char", "subword"), batch.get("subword_char_starts"), batch.get("subword_char_ends"))
+    finally:
+        model.train(was_training)
+        for handle in handles:
+            handle.remove()
+    chars, char_words = _char_positions(window, config.char_downsample)
+    layers = range(len(stack.subword_layers))
+    return CrossAttention(
+        words=words[window.start:window.end], chars=chars,
+        subwords=tagger.tokenizer.convert_ids_to_tokens(window.subword_ids),
+        char_words=char_words, subword_words=_subword_words(window, len(featurizer.suffix)),
+        subword_to_char=[seen["subword", i] for i in layers], char_to_subword=[seen["char", i] for i in layers],
+        window=(window.start, window.end),
+    )
+
+
+def _char_positions(window, rate: int) -> tuple[list[str], list[int | None]]:
+    """Names and words of the character positions, K characters a position when shortened K-fold."""
+    word_of = [None] * len(window.char_ids)
+    for word, start in enumerate(window.char_word_starts):
+        position = start
+        while position < len(window.char_ids) and window.char_ids[position] not in (SPACE, CHAR_SEP):
+            word_of[position] = word
+            position += 1
+    names = [CHAR_NAMES.get(c) or chr(c) for c in window.char_ids]
+    groups = range(0, len(names), rate)
+    # A shortened position belongs to the word of its first character that has one.
+    return ["".join(names[g:g + rate]) for g in groups], [
+        next((w for w in word_of[g:g + rate] if w is not None), None) for g in groups]
+
+
+def _subword_words(window, n_suffix: int) -> list[int | None]:
+    """The word of each subword position; ``None`` for the special tokens around the text."""
+    starts = window.subword_word_starts
+    ends = starts[1:] + [len(window.subword_ids) - n_suffix]
+    owners: list[int | None] = [None] * len(window.subword_ids)
+    for word, (start, end) in enumerate(zip(starts, ends)):
+        owners[start:end] = [word] * (end - start)
+    return owners
+
+
+def draw(attention: CrossAttention, output: str | Path, head: int | None = None) -> Path:
+    """A figure per module and direction, subwords down and characters across, thin lines between
+    words; ``head`` selects one attention head (default: their mean)."""
+    plt = pyplot()
+    heads = attention.subword_to_char[0].shape[0]
+    if head is not None and not 0 <= head < heads:
+        raise UsageError(f"--head {head}: the co-attention has heads 0 to {heads - 1}")
+    pick = (lambda w: w.mean(0)) if head is None else (lambda w: w[head])
+    rows = len(attention.subword_to_char)
+    width = min(40.0, 3 + 0.16 * len(attention.chars))
+    height = min(40.0, 1.5 + 0.2 * len(attention.subwords))
+    figure, axes = plt.subplots(rows, 2, figsize=(2 * width, rows * height), squeeze=False)
+    what = "mean of heads" if head is None else f"head {head}"
+    for i in range(rows):
+        panels = ((pick(attention.subword_to_char[i]), f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
+                  (pick(attention.char_to_subword[i]).T, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
+        for axis, (weights, title) in zip(axes[i], panels):
+            axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
+            axis.set_title(f"{title}, {what}", fontsize=9)
+            axis.set_xticks(range(len(attention.chars)), attention.chars, fontsize=7)
+            axis.set_yticks(range(len(attention.subwords)), attention.subwords, fontsize=7)
+            for boundary in _boundaries(attention.char_words):
+                axis.axvline(boundary, color="white", linewidth=0.6)
+            for boundary in _boundaries(attention.subword_words):
+                axis.axhline(boundary, color="white", linewidth=0.6)
+    start, end = attention.window
+    figure.suptitle(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words), fontsize=10)
+    figure.tight_layout()
+    output = Path(output)
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+    return output
+
+
+def _boundaries(owners: list[int | None]) -> list[float]:
+    """Between positions whose words differ (markers, spaces and special tokens count as no word)."""
+    return [i - 0.5 for i in range(1, len(owners)) if owners[i] != owners[i - 1]]

@@ -1,0 +1,64 @@
+"""`entangle attention`: the co-attention's character <-> subword weights, as the model uses them."""
+
+import pytest
+import torch
+
+from entangle.attention import cross_attention, draw
+from entangle.options import UsageError
+from entangle.predict import Tagger
+from tiny import WIDTH, tiny_model
+
+WORDS = ["Peter", "lives", "in", "New", "York"]
+
+
+def test_the_probabilities_are_those_the_block_weighs_its_values_by():
+    """Recomputed weights, applied to the block's values, give the block's own output."""
+    torch.manual_seed(0)
+    model, _ = tiny_model(m=1)
+    block = model.entangle.coattention.subword_layers[0].cross.eval()
+    x, context = torch.randn(2, 5, WIDTH), torch.randn(2, 9, WIDTH)
+    mask = torch.ones(2, 9, dtype=torch.bool)
+    mask[1, 6:] = False
+    probabilities = block.attention_probabilities(x, context, mask)  # (batch, heads, n_q, n_kv)
+    assert torch.allclose(probabilities.sum(-1), torch.ones(2, block.num_heads, 5))
+    assert probabilities[1, :, :, 6:].abs().max() == 0
+    values = block._heads(block.key_value(context).chunk(2, dim=-1)[1])
+    attended = (probabilities @ values).transpose(1, 2).reshape(2, 5, WIDTH)
+    mixed = block.attention_norm(x + block.attention_output(attended))
+    assert torch.allclose(block.output_norm(mixed + block.feed_forward(mixed)), block(x, context, mask), atol=1e-5)
+
+
+@pytest.mark.parametrize("options", [{}, {"char_downsample": 2}, {"positional_alignment": True}],
+                         ids=["plain", "downsample2", "positional-alignment"])
+def test_every_module_and_direction_is_read(options, tmp_path):
+    model, tokenizer = tiny_model(m=2, **options)
+    attention = cross_attention(Tagger(model, tokenizer), WORDS)
+    n_chars = -(-(len(" ".join(WORDS)) + 2) // options.get("char_downsample", 1))  # markers included, K a position
+    n_subwords = len(attention.subwords)
+    assert len(attention.chars) == len(attention.char_words) == n_chars
+    assert len(attention.subword_to_char) == len(attention.char_to_subword) == 2
+    for forward, backward in zip(attention.subword_to_char, attention.char_to_subword):
+        assert forward.shape == (2, n_subwords, n_chars) and backward.shape == (2, n_chars, n_subwords)
+        assert torch.allclose(forward.sum(-1), torch.ones(2, n_subwords), atol=1e-5)
+    # Each word's positions are marked as its own; markers, spaces and special tokens as none.
+    assert attention.subword_words[0] is None and attention.subword_words[-1] is None
+    assert sorted({w for w in attention.subword_words if w is not None}) == list(range(len(WORDS)))
+    if "char_downsample" not in options:
+        assert "".join(c for c, w in zip(attention.chars, attention.char_words) if w == 3) == "New"
+    assert draw(attention, tmp_path / "a.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path):
+    model, tokenizer = tiny_model(m=0, side="subword")
+    with pytest.raises(UsageError, match="no co-attention"):
+        cross_attention(Tagger(model, tokenizer), WORDS)
+    model, tokenizer = tiny_model(m=1)
+    attention = cross_attention(Tagger(model, tokenizer), WORDS)
+    with pytest.raises(UsageError, match="heads 0 to 1"):
+        draw(attention, tmp_path / "a.png", head=2)
+
+
+def test_a_text_task_shows_its_words_too():
+    model, tokenizer = tiny_model(m=1, task="classification", labels=["neg", "pos"])
+    attention = cross_attention(Tagger(model, tokenizer), WORDS)
+    assert sorted({w for w in attention.char_words if w is not None}) == list(range(len(WORDS)))
