@@ -1,6 +1,7 @@
 """Named datasets: local copies first, otherwise a checksummed download."""
 
 import hashlib
+import re
 
 import pytest
 
@@ -39,10 +40,52 @@ def test_a_name_without_a_local_copy_is_downloaded_to_the_cache(tmp_path, monkey
 def test_every_registered_file_has_a_checksum_and_a_pinned_url():
     for spec in datasets.DATASETS.values():
         for relative in spec.files.values():
-            assert len(datasets.CHECKSUMS[relative]) == 64
-            assert spec.urls[relative].startswith("https://raw.githubusercontent.com/")
+            if spec.name not in datasets.UNCHECKED:
+                assert len(datasets.CHECKSUMS[relative]) == 64
+            assert re.match(r"https://raw\.githubusercontent\.com/[^/]+/[^/]+/[0-9a-f]{40}/", spec.urls[relative])
+
+
+def test_a_dataset_without_recorded_checksums_is_never_downloaded(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENTANGLE_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(UnknownDatasetError, match=r"wnut2020: not found in .*empty/wnut2020.*not downloaded.*"
+                                                  r"train\.tsv, valid\.tsv, test\.tsv"):
+        dataset_files("wnut2020", data_dir=tmp_path / "empty")
+    assert not (tmp_path / "cache").exists()
 
 
 def test_unknown_name():
     with pytest.raises(UnknownDatasetError, match="known: conll2003"):
         dataset_files("nope")
+
+
+# WNUT-2020 Task 2's layout, on tweets written for this test: the training and validation files
+# start with a header line, the test file does not; a tweet may start with a quotation mark.
+WNUT2020 = {
+    "train.tsv": "Id\tText\tLabel\n1\tTwo new cases of #COVID19 in Ohio HTTPURL\tINFORMATIVE\n"
+                 '2\t"Stay home" they said @USER\tUNINFORMATIVE\n3\tOhio reports 5 deaths\tINFORMATIVE\n',
+    "valid.tsv": "Id\tText\tLabel\n4\tA third case confirmed today\tINFORMATIVE\n5\tso bored lol\tUNINFORMATIVE\n",
+    "test.tsv": '6\t"Breaking: 12 cases" in Texas\tINFORMATIVE\n7\tmy cat is fine\tUNINFORMATIVE\n',
+}
+
+
+def test_wnut2020_reads_its_own_layout(tmp_path):
+    from entangle.data.corpus import load_corpus
+
+    (tmp_path / "wnut2020").mkdir()
+    for name, text in WNUT2020.items():
+        (tmp_path / "wnut2020" / name).write_text(text)
+    corpus = load_corpus("wnut2020", data_dir=tmp_path)
+    assert corpus.task == "classification" and corpus.labels == ["INFORMATIVE", "UNINFORMATIVE"]
+    assert [len(corpus.train), len(corpus.dev), len(corpus.test)] == [3, 2, 2]
+    assert corpus.train[1].text == '"Stay home" they said @USER' and corpus.train[1].label == "UNINFORMATIVE"
+    assert corpus.test[0].text == '"Breaking: 12 cases" in Texas' and corpus.test[0].source.endswith("test.tsv:1")
+
+
+def test_a_wnut2020_line_without_three_fields_is_named(tmp_path):
+    from entangle.data.classification import read_wnut2020
+    from entangle.data.conll import DataFormatError
+
+    path = tmp_path / "test.tsv"
+    path.write_text("6\tfine\tINFORMATIVE\n7\tno label here\n")
+    with pytest.raises(DataFormatError, match=r"test\.tsv:2: expected 'Id<TAB>Text<TAB>Label', got 2 tab-separated"):
+        read_wnut2020(path)

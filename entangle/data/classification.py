@@ -113,6 +113,31 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
     return [_text(path, number, row[text_field], row.get(label_field), with_labels) for number, row in rows]
 
 
+#: WNUT-2020 Task 2's columns: the training and validation files start with them, the test file does not.
+WNUT2020_COLUMNS = ["Id", "Text", "Label"]
+
+
+def read_wnut2020(path: str | Path, with_labels: bool = True) -> list[LabelledText]:
+    """WNUT-2020 Task 2 (informative COVID-19 tweets, Nguyen et al. 2020): ``Id<TAB>Text<TAB>Label``
+    per line, labels ``INFORMATIVE`` / ``UNINFORMATIVE``. Split on tabs alone: a tweet's quotation
+    marks are its text (a CSV reader takes a leading one for quoting and can run on into the next lines)."""
+    path = Path(path)
+    examples = []
+    for number, line in decoded_lines(path):
+        fields = line.split("\t")
+        if not line.strip() or (number == 1 and fields == WNUT2020_COLUMNS):
+            continue
+        if len(fields) != len(WNUT2020_COLUMNS):
+            raise DataFormatError(path, number, f"expected 'Id<TAB>Text<TAB>Label', got {len(fields)} tab-separated "
+                                  f"field{'s' if len(fields) > 1 else ''}")
+        examples.append(_text(path, number, fields[1], fields[2], with_labels))
+    return examples
+
+
+#: Named classification datasets with a layout of their own.
+READERS = {"wnut2020": read_wnut2020}
+
+
 def read_texts(path: str | Path, text_field: str = "text", label_field: str = "label",
                with_labels: bool = True) -> list[LabelledText]:
     """Any classification file: TweetEval's ``*_text.txt`` or a table."""

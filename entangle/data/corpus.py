@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tasks import get_task
-from .classification import is_classification_file, read_texts
+from .classification import READERS as CLASSIFICATION_READERS, is_classification_file, read_texts
 from .conll import DataFormatError, read_conll
 from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
@@ -142,11 +142,15 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
         return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
                       "char-tagging", files)
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
+    own_files, own_reader = set(files.values()), CLASSIFICATION_READERS.get(str(data))  # a dataset's own layout
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     task = get_task(task or dataset_task or default_task(files)).name
-    read = {split: read_examples(files[split], task, token_column=token_column, tag_column=tag_column,
-                                 conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
-            if split in files and split in splits else None for split in ("train", "dev", "test")}
-    reader = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
-                               conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
+    generic = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
+                                conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
+
+    def reader(path: Path) -> list:
+        return own_reader(path) if own_reader is not None and path in own_files else generic(path)
+
+    read = {split: reader(files[split]) if split in files and split in splits else None
+            for split in ("train", "dev", "test")}
     return Corpus(read["train"], read["dev"], read["test"], task, files, reader)
