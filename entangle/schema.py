@@ -60,6 +60,9 @@ class ModelOptions:
     positional_alignment: bool = option(False, "tell the co-attention which characters spell which subword: learned "
                                         "embeddings of each character's subword and each subword's character span, "
                                         "added to both sides before it (one of the paper's proposed extensions)")
+    coattention_init: str | None = option(None, "start the projections and co-attention modules from the output "
+                                          "of entangle pretrain-coattention (the paper's MLM pretraining of the "
+                                          "co-attention; same encoders and co-attention options)", metavar="DIR")
     side: str | None = option(None, "which heads are trained (default both; subword with --fusion charbert)",
                               choices=("subword", "char", "both"))
     isolate_sides: bool | None = option(None, "with --side both: each side reads the other's states without passing "

@@ -220,3 +220,21 @@ def test_the_python_api_trains_the_model_the_command_line_trains(tmp_path, encod
     assert cli.keys() == api.keys() and all(torch.equal(cli[k], api[k]) for k in cli)
     dev = [json.loads((tmp_path / run / "metrics.jsonl").read_text())["dev"] for run in ("cli", "api")]
     assert dev[0] == dev[1]
+
+
+def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsys):
+    out = tmp_path / "coattention"
+    encoder_options = ["--char", str(encoders / "char"), "--subword", str(encoders / "subword"), "-m", "1",
+                       "--coattention-width", "24", "--coattention-heads", "4"]
+    main(["pretrain-coattention", "--data", str(data / "train.txt"), *encoder_options, "--max-steps", "3",
+          "--batch-size", "2", "--log-steps", "1", "--output", str(out)])
+    summary = json.loads((out / "pretraining.json").read_text())
+    assert summary["steps"] == 3 and {"char_mlm_loss", "subword_mlm_loss"} <= set(summary["last_log"])
+    assert "3 steps" in capsys.readouterr().out
+    main(["train", "--data", str(data), *encoder_options, "--coattention-init", str(out), "--epochs", "1",
+          "--batch-size", "4", "--output", str(tmp_path / "run")])
+    config = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
+    assert config["coattention_init"] == str(out)
+    with pytest.raises(SystemExit, match="pretrained for another model .*hidden_size 24 there, 32 here"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              "-m", "1", "--coattention-init", str(out), "--epochs", "1", "--output", str(tmp_path / "other")])

@@ -59,6 +59,10 @@ class EntangleConfig(PreTrainedConfig):
             K: the character states entering the co-attention are shortened K-fold (a strided
             convolution) and restored to one per character for the heads
             (`modeling/downsampling.py`); 1 keeps every character.
+        coattention_init (`str`, *optional*):
+            A directory written by `entangle pretrain-coattention`: the projections and
+            co-attention modules of a new model start from its weights (the paper's MLM
+            pretraining of the co-attention). Kept in the config as provenance.
         positional_alignment (`bool`, defaults to `False`):
             Before the co-attention, tell each character which subword it belongs to and each
             subword its character span, as learned embeddings added to both sides
@@ -132,6 +136,7 @@ class EntangleConfig(PreTrainedConfig):
         intermediate_size: int | None = None,
         char_downsample: int = 1,
         positional_alignment: bool = False,
+        coattention_init: str | None = None,
         hidden_dropout_prob: float = 0.1,
         attention_probs_dropout_prob: float = 0.1,
         classifier_dropout: float = 0.1,
@@ -164,6 +169,7 @@ class EntangleConfig(PreTrainedConfig):
         self.intermediate_size = intermediate_size
         self.char_downsample = char_downsample
         self.positional_alignment = positional_alignment
+        self.coattention_init = coattention_init
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.classifier_dropout = classifier_dropout
@@ -218,6 +224,9 @@ class EntangleConfig(PreTrainedConfig):
         if self.positional_alignment and (self.max_chars is None or self.max_subwords is None):
             raise ConfigError("positional_alignment has a position per character and per subword: it needs "
                               "max_chars and max_subwords")
+        if self.coattention_init and not self.num_coattention_layers:
+            raise ConfigError(f"coattention_init starts the co-attention from pretrained weights: it needs "
+                              f"co-attention (m > 0), got m={self.num_coattention_layers}")
         if self.fusion not in FUSIONS:
             raise ConfigError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         if self.fusion == "charbert" and (self.num_coattention_layers or self.side != "subword"):

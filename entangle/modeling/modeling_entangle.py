@@ -7,19 +7,22 @@ Reads bottom-up: the base model (encoders -> projection -> co-attention) and the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
+from safetensors.torch import load_file
 from transformers.utils import ModelOutput
 
-from ..options import DEFAULT_COATTENTION_LAYERS
+from ..options import DEFAULT_COATTENTION_LAYERS, ConfigError
 from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .downsampling import CharDownsampling
+from .loading import local_dir, read_config, reading_weights, weights_file
 from .positional_alignment import PositionalAlignment
 from .encoders import (
     char_window_limit,
@@ -107,6 +110,33 @@ class EntangleModel(EntanglePreTrainedModel):
         return EntangleModelOutput(char_states=char_states, subword_states=subword_states)
 
 
+#: What ``coattention_init`` takes from a pretrained base model: everything between the encoders and the heads.
+PRETRAINED_PARTS = ("char_projection", "subword_projection", "positional_alignment", "coattention", "char_downsampling")
+#: Config fields that fix those parts' shapes and meaning: a pretrained base model must agree on all of them.
+PRETRAINED_SHAPE = ("num_coattention_layers", "hidden_size", "num_attention_heads", "intermediate_size",
+                    "char_downsample", "positional_alignment", "char_encoder_name", "subword_encoder_name")
+
+
+def load_pretrained_parts(model: EntangleModel, directory: str | Path) -> None:
+    """Copy the projections and co-attention of the base model saved in ``directory`` (by ``entangle
+    pretrain-coattention``) into ``model``; a :class:`ConfigError` when the two were built differently."""
+    directory = local_dir(directory)
+    saved = read_config(directory, "a model written by entangle pretrain-coattention")
+    different = [f"{key} {saved.get(key)!r} there, {getattr(model.config, key)!r} here" for key in PRETRAINED_SHAPE
+                 if saved.get(key, EntangleConfig.__init__.__kwdefaults__.get(key)) != getattr(model.config, key)]
+    if different:
+        raise ConfigError(f"{directory}: its co-attention was pretrained for another model ({'; '.join(different)}); "
+                          "give the same encoders and co-attention options")
+    file = weights_file(directory)
+    with reading_weights(file):
+        weights = load_file(file)
+    for part in PRETRAINED_PARTS:
+        module = getattr(model, part)
+        if module is not None:
+            prefix = f"{part}."
+            module.load_state_dict({key[len(prefix):]: value for key, value in weights.items() if key.startswith(prefix)})
+
+
 def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
     """(batch, n_positions, hidden) at (batch, n_words) start positions -> (batch, n_words, hidden)."""
     return states.gather(1, starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
@@ -184,6 +214,8 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
             model.entangle.char_encoder = char
         if subword is not None:
             model.entangle.subword_encoder = subword
+        if config.coattention_init:
+            load_pretrained_parts(model.entangle, config.coattention_init)
         return model, tokenizer
 
     def _head(self, config: EntangleConfig, width: int) -> nn.Module:

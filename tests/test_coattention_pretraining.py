@@ -1,0 +1,63 @@
+"""Co-attention pretraining: whole words masked on both sides, fixed encoders, and fine-tuning
+started from the result (--coattention-init)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tiny import CORPUS, tiny_model
+
+from entangle.coattention_pretraining import mask_words, pretrain_coattention
+from entangle.data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
+from entangle.data.raw_text import RawCorpus
+from entangle.data.words import split_words
+from entangle.options import ConfigError
+from entangle.pretraining import CHAR_MASK, PretrainCollator, PretrainConfig, build_examples
+
+
+def corpus() -> RawCorpus:
+    raw = RawCorpus()
+    raw.add("tiny", [split_words(text) for text in CORPUS])
+    return raw
+
+
+def test_a_masked_word_is_masked_on_both_sides_and_nothing_else_is():
+    _, tokenizer = tiny_model(m=1)
+    texts = [["Peter", "lives", "in", "New", "York"], ["lol", "sooo", "good"]]
+    batch = PretrainCollator(tokenizer.pad_token_id)(build_examples(texts, 64, tokenizer, 64))
+    generator = torch.Generator().manual_seed(0)
+    chars, char_masked, subwords, subword_masked = mask_words(batch, 0.5, generator, tokenizer.mask_token_id,
+                                                               len(tokenizer))
+    specials = torch.tensor([CHAR_CLS, CHAR_SEP, CHAR_PAD, ord(" ")])
+    assert not torch.isin(batch["char_ids"][char_masked], specials).any()
+    assert (chars[~char_masked] == batch["char_ids"][~char_masked]).all()
+    assert (subwords[~subword_masked] == batch["subword_ids"][~subword_masked]).all()
+    assert (chars[char_masked] == CHAR_MASK).float().mean() > 0.5
+    for row in range(2):  # each word is masked on one side exactly when it is on the other
+        for (c0, c1), (s0, s1), real in zip(batch["char_spans"][row], batch["subword_spans"][row], batch["word_mask"][row]):
+            if real:
+                assert char_masked[row, c0:c1].all() == subword_masked[row, s0:s1].all()
+                assert char_masked[row, c0:c1].all() or not char_masked[row, c0:c1].any()
+    assert char_masked.any()
+
+
+def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_path):
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=1)
+    base = model.entangle
+    encoders = {k: v.clone() for k, v in base.subword_encoder.state_dict().items()}
+    before = {k: v.clone() for k, v in base.coattention.state_dict().items()}
+    config = PretrainConfig(output_dir=str(tmp_path / "pre"), objectives=("mlm",), max_steps=3, batch_size=4,
+                            lr=1e-3, save_steps=10, log_steps=1)
+    summary = pretrain_coattention(base, tokenizer, corpus(), config)
+    assert summary["steps"] == 3 and summary["last_log"]["subword_mlm_loss"] > 0
+    assert all(torch.equal(v, base.subword_encoder.state_dict()[k]) for k, v in encoders.items())  # fixed
+    assert any(not torch.equal(v, base.coattention.state_dict()[k]) for k, v in before.items())  # trained
+    assert (tmp_path / "pre" / "model.safetensors").is_file()
+
+    started, _ = tiny_model(m=1, coattention_init=str(tmp_path / "pre"))
+    for key, value in base.coattention.state_dict().items():
+        assert torch.equal(started.entangle.coattention.state_dict()[key], value)
+    assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight)
+    with pytest.raises(ConfigError, match="pretrained for another model .*num_coattention_layers 1 there, 2 here"):
+        tiny_model(m=2, coattention_init=str(tmp_path / "pre"))
