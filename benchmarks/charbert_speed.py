@@ -1,8 +1,9 @@
 """What the CharBERT-style baseline costs in training: optimizer steps/s against the subword
 encoder alone, the same encoder (all-MiniLM-L6-v2), batch 16, WNUT-17 train windows.
 
-The two are measured one after the other in this run, each in its own process (``speed.py``'s
-``measure``: two warm-up steps, then ``--steps`` timed steps of forward, backward and AdamW).
+The two are measured one after the other in this run, each in its own process
+(``speed/common.py``'s ``measure``: two warm-up steps, then ``--steps`` timed steps of forward,
+backward and AdamW).
 Both wall-clock and CPU time are kept: on a machine shared with other jobs the wall clock of
 one single-threaded process depends on their load, its CPU time hardly.
 
@@ -16,9 +17,13 @@ import json
 import os
 import platform
 import sys
+from pathlib import Path
 
 from results_md import replace_section
-from speed import ROOT, measure
+
+sys.path.insert(1, str(Path(__file__).resolve().parent / "speed"))  # the speed benchmark's modules
+
+from common import ROOT, measure  # noqa: E402
 
 RESULTS_JSON = ROOT / "benchmarks" / "results" / "charbert_speed.json"
 SYSTEMS = ("subword alone", "CharBERT-style")

@@ -1,6 +1,6 @@
 """What character downsampling saves (``--char-downsample K``): inference and training passes of
 the two encoders alone and of m=2 at the default width with K = 1, 2 and 4, built on the same
-encoders and timed side by side in this one process (``speed.py``'s width-part method: the same
+encoders and timed side by side in this one process (``speed/width.py``'s method: the same
 WNUT-17 batches, a warm-up pass each, then alternating rounds, medians). Untrained heads: speed
 does not depend on the weights' values.
 
@@ -15,8 +15,12 @@ import os
 import platform
 import sys
 from functools import partial
+from pathlib import Path
 
-from speed import RESULTS_DIR, WidthSystems, alternating_timings, peak_mb
+sys.path.insert(1, str(Path(__file__).resolve().parent / "speed"))  # the speed benchmark's modules
+
+from common import RESULTS_DIR, alternating_timings, peak_mb  # noqa: E402
+from width import WidthSystems  # noqa: E402
 
 RATES = (1, 2, 4)
 
