@@ -24,12 +24,9 @@ from transformers import PreTrainedTokenizerBase
 from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
 from .data.raw_text import RawCorpus
 from .modeling.modeling_entangle import EntangleModel
+from .options import ConfigError
 from .pretraining import CHAR_MASK, CharMLMHead, PretrainCollator, PretrainConfig, PretrainState, build_examples, \
     run_pretraining
-
-#: The weights ``--coattention-init`` takes from a pretrained base model.
-PRETRAINED_PARTS = ("char_projection", "subword_projection", "coattention")
-
 
 def mask_words(batch: dict, rate: float, generator: torch.Generator, mask_id: int, vocab_size: int
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -102,9 +99,11 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
     """Pretrain ``base``'s projections and co-attention in place on ``corpus``; save the base model
     to ``config.output_dir``; return the summary."""
     if base.config.num_coattention_layers == 0:
-        raise ValueError("there is no co-attention to pretrain (m = 0)")
+        raise ConfigError("there is no co-attention to pretrain (m = 0)")
+    if base.config.positional_alignment:
+        raise ConfigError("pretraining does not feed positional alignment (each subword's character span) yet")
     if tokenizer.mask_token_id is None:
-        raise ValueError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token")
+        raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,
                               base.config.max_subwords)
     model = CoattentionPretrainingModel(base, len(tokenizer))

@@ -61,3 +61,10 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
     assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight)
     with pytest.raises(ConfigError, match="pretrained for another model .*num_coattention_layers 1 there, 2 here"):
         tiny_model(m=2, coattention_init=str(tmp_path / "pre"))
+
+
+def test_a_model_without_coattention_is_one_clear_error(tmp_path):
+    model, tokenizer = tiny_model(m=0, side="subword")
+    config = PretrainConfig(output_dir=str(tmp_path / "pre"), max_steps=1)
+    with pytest.raises(ConfigError, match="no co-attention to pretrain"):
+        pretrain_coattention(model.entangle, tokenizer, corpus(), config)
