@@ -89,3 +89,13 @@ def test_a_wnut2020_line_without_three_fields_is_named(tmp_path):
     path.write_text("6\tfine\tINFORMATIVE\n7\tno label here\n")
     with pytest.raises(DataFormatError, match=r"test\.tsv:2: expected 'Id<TAB>Text<TAB>Label', got 2 tab-separated"):
         read_wnut2020(path)
+
+
+def test_the_recorded_checksums_are_those_of_the_shared_copies():
+    root = datasets.default_data_dir()
+    if root is None:
+        pytest.skip("../shared/data is absent: no local copy to compare the recorded checksums with")
+    present = [relative for relative in datasets.CHECKSUMS if (root / relative).is_file()]
+    assert present, f"{root} holds none of the named datasets' files"
+    for relative in present:
+        assert datasets.sha256(root / relative) == datasets.CHECKSUMS[relative], relative

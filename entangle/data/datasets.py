@@ -93,6 +93,37 @@ CHECKSUMS = {
     "tweeteval/offensive/train_text.txt": "78a7a32e38b10af7d8970b008bf17f661c8d0a90dad145fa0fa6a944669650db",
     "tweeteval/offensive/val_labels.txt": "ed2deb776bd1c52fb8221fadd3360e32d9dfe46842d78053528126e46363a258",
     "tweeteval/offensive/val_text.txt": "816f36d180c35f15a5104838cb73856a0bef42043482fe738f3481b06242a55c",
+    "tweeteval/stance/abortion/test_labels.txt": "c90e6d36d863f876d6661620d37b613b4b07858a5277c8d6623713ee59ca451c",
+    "tweeteval/stance/abortion/test_text.txt": "bf0e16a0b8ca4cf0ab90efbc560db3151c288fc842f5e3c6554e8589d521556a",
+    "tweeteval/stance/abortion/train_labels.txt": "e6786a594bd9a083c524a0f420c690351140b52af288f487cb4772d29675b014",
+    "tweeteval/stance/abortion/train_text.txt": "a421d5b8fd9f972970b9275b83f65745bf81986d2a412b4caa2ba071f3efa916",
+    "tweeteval/stance/abortion/val_labels.txt": "8df57a50823d5f3683ecf75d824a42e3b08eb52e25e3e2d6928f523097a0c050",
+    "tweeteval/stance/abortion/val_text.txt": "0428ab3f2894936f2445a9020763c2bd19ed42986872168bb65886dede5843fd",
+    "tweeteval/stance/atheism/test_labels.txt": "4ef7c9398d265cfac625092c834e43cef9da9cb318e563493abb64f65dfe1b52",
+    "tweeteval/stance/atheism/test_text.txt": "16c5336b2cba606ca63a6afcc50241be63a8fccf021628c6505449439b9d54b3",
+    "tweeteval/stance/atheism/train_labels.txt": "a764aac1a75ccb32c4ffc4c03c66dc365cb50f013d3e94549bf775636cbc8373",
+    "tweeteval/stance/atheism/train_text.txt": "0e82f1d4a16d79a38a68aee761762cf8a846bc8f7f9395670ca44e2ecf2f58f7",
+    "tweeteval/stance/atheism/val_labels.txt": "638095b3582f927fd1481cdb8d1f9f670f8d27880baf32c0b26c5946fd8f8292",
+    "tweeteval/stance/atheism/val_text.txt": "5fe14c4c01f87a45dba640dddbb1d1909a893f9565f159c48fa1ba35bb46c209",
+    "tweeteval/stance/climate/test_labels.txt": "193c9f2358f61d9efe558324ec89ecaf08e600a44b68128f47838c01d9f98dfd",
+    "tweeteval/stance/climate/test_text.txt": "41ee8ee2ad3c36e0629654fdb271f37775197c79be8b299adbeadd2003b63c53",
+    "tweeteval/stance/climate/train_labels.txt": "d6274f55bc95f5a7f2ae591b886c1414a7664aaf4e0c609f4ba6cf377929af18",
+    "tweeteval/stance/climate/train_text.txt": "4803211832d318026323a8e5014cff1b95e1c8c3854378101e5d1a8c82582eb7",
+    "tweeteval/stance/climate/val_labels.txt": "0cb133ab9b137292f075210db45f7e293dc52798a4e21e59037bfcfe66c97aa6",
+    "tweeteval/stance/climate/val_text.txt": "fc5714703add266801ee2fd98296ea20ec0879e89cdb9f906d9812d9f640f2ba",
+    "tweeteval/stance/feminist/test_labels.txt": "ddbde6d253ee47c5d5ef8bc5386270fde45cf088d3be70bba9c382b8a024897a",
+    "tweeteval/stance/feminist/test_text.txt": "1bfdbdc2af64fd62dcc775d1288e192ac8ff805ef27ccf3aaac54a98616eefda",
+    "tweeteval/stance/feminist/train_labels.txt": "abd4f196d801423bb0daba8c0ecf5b3efba1f10e8f410c3dfa360b50c8b9c685",
+    "tweeteval/stance/feminist/train_text.txt": "c176e6663973c8e78bfa92ba1e8874a70cc5358567d71584a90943bc6525eaab",
+    "tweeteval/stance/feminist/val_labels.txt": "399e0d468d0e4ead7a445f69efdf35876c835acf4cefc00a16f451a5d42e5c13",
+    "tweeteval/stance/feminist/val_text.txt": "3518b2ddcf696626a7243d7cea720a975718c7a52a5a086931be87897c1de58b",
+    "tweeteval/stance/hillary/test_labels.txt": "068468f6a72b85dfb65bf10e45f2453fa082d1ea9d7a40e7f560d5b6d75027f3",
+    "tweeteval/stance/hillary/test_text.txt": "5c4e020285a62cfd88f264849e1db242ded356c171b1a68dd0050b76635053aa",
+    "tweeteval/stance/hillary/train_labels.txt": "0ea5753d13a717a9e91581d1d89c0b5206c8f905f0a717b2b27d02dbf419250d",
+    "tweeteval/stance/hillary/train_text.txt": "0bd735de895cb74d63c224e64e3d955cac99be97aa225f803fe4d2f5978a2c99",
+    "tweeteval/stance/hillary/val_labels.txt": "e5d44c771b7349a4a74309f56ca072fdf8f1c015068d519ca2ed3a931c833606",
+    "tweeteval/stance/hillary/val_text.txt": "9714b7dcc8617e095433d7b63df8aa155eb84216b9ac9195105ab83d85cd248d",
+    "tweeteval/stance/mapping.txt": "0f8a803dc1773c84279506f25d54b5a9eec7edfc277b41eb75076744dc89b26f",
     "wnut17/emerging.dev.conll": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8",
     "wnut17/emerging.test.annotated": "2aa79b764e56ec9264a1b30fdd9b70195bd00ff400b62edd8f399d5f13c178f0",
     "wnut17/wnut17train.conll": "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5",
@@ -158,13 +189,17 @@ DATASETS: dict[str, DatasetSpec] = {
         task="char-tagging",
     ),
 }
-#: TweetEval tasks with one label per tweet (``sentiment`` is left out: its training text could not be obtained).
+#: TweetEval tasks with one label per tweet (``sentiment`` is left out: its training text could not be
+#: obtained); stance is one task per topic, its class names shared by the topics (``stance/mapping.txt``).
 TWEETEVAL_TASKS = ("emoji", "emotion", "hate", "irony", "offensive")
-for _task in TWEETEVAL_TASKS:
+TWEETEVAL_STANCE_TOPICS = ("abortion", "atheism", "climate", "feminist", "hillary")
+for _task in (*TWEETEVAL_TASKS, *(f"stance/{topic}" for topic in TWEETEVAL_STANCE_TOPICS)):
     _files = {split: f"tweeteval/{_task}/{stem}_text.txt" for split, stem in (("train", "train"), ("dev", "val"), ("test", "test"))}
-    _support = tuple(f"tweeteval/{_task}/{name}" for name in ("mapping.txt", "train_labels.txt", "val_labels.txt", "test_labels.txt"))
-    DATASETS[f"tweeteval-{_task}"] = DatasetSpec(
-        f"tweeteval-{_task}", "classification", _files,
+    _mapping = "tweeteval/stance/mapping.txt" if _task.startswith("stance/") else f"tweeteval/{_task}/mapping.txt"
+    _support = (_mapping, *(f"tweeteval/{_task}/{split}_labels.txt" for split in ("train", "val", "test")))
+    _name = "tweeteval-" + _task.replace("/", "-")
+    DATASETS[_name] = DatasetSpec(
+        _name, "classification", _files,
         {path: "https://raw.githubusercontent.com/cardiffnlp/tweeteval/4fbd22cd78421f05b1ecdb4fc5725bc7a7bd8f66/datasets/"
          + path.removeprefix("tweeteval/") for path in (*_files.values(), *_support)},
         support=_support,
