@@ -121,6 +121,12 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
     """A figure per module and direction, subwords down and characters across, thin lines between
     words; ``head`` selects one attention head (default: their mean)."""
     plt = pyplot()
+    output = Path(output)
+    from matplotlib.backend_bases import FigureCanvasBase  # the plots extra, present once pyplot() returned
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if output.suffix.lstrip(".").lower() not in formats:
+        raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
     heads = attention.subword_to_char[0].shape[0]
     if head is not None and not 0 <= head < heads:
         raise UsageError(f"--head {head}: the co-attention has heads 0 to {heads - 1}")
@@ -145,7 +151,6 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
     start, end = attention.window
     figure.suptitle(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words), fontsize=10)
     figure.tight_layout()
-    output = Path(output)
     figure.savefig(output, dpi=120)
     plt.close(figure)
     return output

@@ -267,8 +267,9 @@ def run_pretrain_coattention(args: argparse.Namespace) -> None:
     )
     corpus = _raw_corpus(args)
     options = {name: getattr(args, name) for name in PRETRAINED_MODEL_OPTIONS if name not in ("char", "subword")}
-    # A base model as train builds it (the same seed, the same new layers), without heads to train.
-    tagger = Tagger.create(args.char, args.subword, ["O"], seed=args.seed, side="both", **options)
+    # A base model as train builds it (the same seed, the same new layers), without heads to train;
+    # its sides read each other undetached, so each learns to be read by the other.
+    tagger = Tagger.create(args.char, args.subword, ["O"], seed=args.seed, side="both", isolate_sides=False, **options)
     summary = pretrain_coattention(tagger.model.entangle, tagger.tokenizer, corpus, config)
     print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
           f"{summary['pretrain_time_s']} s; last: "

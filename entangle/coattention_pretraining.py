@@ -4,11 +4,12 @@ fine-tuning starts from co-attention modules that already relate characters and 
 Both pretrained encoders stay fixed; the projections into the co-attention and the co-attention
 modules learn masked language modelling through the two sides at once. Whole words are masked
 on both sides together (``mask_rate`` of the words: all their characters and all their subwords;
-80% replaced by the mask symbol, 10% by a random one, 10% kept, as BERT), so a masked word cannot
-be copied from the other side: each side predicts it from its context and from what the other
-side makes of that context. The subword side predicts each masked subword (a linear layer over
-the tokenizer's vocabulary), the character side each masked code point (its hash buckets, as
-character pretraining does).
+a word is replaced by mask symbols, or random ones, or kept, 80/10/10 as BERT, the same way on
+both sides), so a hidden word cannot be copied from the other side: each side predicts it from
+its context and from what the other side makes of that context. The sides read each other
+undetached (isolating them would keep each side from learning to be read). The subword side
+predicts each masked subword (a linear layer over the tokenizer's vocabulary), the character
+side each masked code point (its hash buckets, as character pretraining does).
 
 The output directory holds the base model (encoders, projections, co-attention);
 ``entangle train --coattention-init DIR`` starts a model's projections and co-attention from it.
@@ -18,10 +19,11 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from accelerate.utils import set_seed
 from torch import nn
 from transformers import PreTrainedTokenizerBase
 
-from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
+from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, SPACE
 from .data.raw_text import RawCorpus
 from .modeling.modeling_entangle import EntangleModel
 from .options import ConfigError
@@ -31,33 +33,35 @@ from .pretraining import CHAR_MASK, CharMLMHead, PretrainCollator, PretrainConfi
 def mask_words(batch: dict, rate: float, generator: torch.Generator, mask_id: int, vocab_size: int
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Masked character ids, which characters were masked, masked subword ids, which subwords were
-    masked: ``rate`` of the words (at least one per batch), all their characters and subwords."""
+    masked: ``rate`` of the words (at least one per batch), all their characters and subwords. What
+    a masked word becomes is drawn once for the word (as BERT: 80% masked, 10% random, 10% kept)
+    and holds on both sides, so neither side shows the other a word it hides."""
     words = batch["word_mask"]  # (batch, words)
     chosen = (torch.rand(words.shape, generator=generator) < rate) & words
     if not chosen.any():
         rows, cols = words.nonzero(as_tuple=True)
         pick = torch.randint(len(rows), (1,), generator=generator)
         chosen[rows[pick], cols[pick]] = True
+    how = torch.rand(words.shape, generator=generator)  # per word: < 0.8 masked, < 0.9 random, else kept
 
-    def inside(spans: torch.Tensor, length: int) -> torch.Tensor:
+    def per_position(spans: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which positions belong to a chosen word, and that word's draw."""
         positions = torch.arange(length)
-        within = (positions >= spans[..., :1]) & (positions < spans[..., 1:])  # (batch, words, length)
-        return (within & chosen[..., None]).any(1)
+        within = (positions >= spans[..., :1]) & (positions < spans[..., 1:]) & chosen[..., None]  # (batch, words, length)
+        return within.any(1), (within * how[..., None]).sum(1)
 
     chars, subwords = batch["char_ids"], batch["subword_ids"]
-    char_masked, subword_masked = inside(batch["char_spans"], chars.shape[1]), inside(batch["subword_spans"], subwords.shape[1])
-    real_chars = chars[(chars != CHAR_PAD) & (chars != CHAR_CLS) & (chars != CHAR_SEP)]
-    char_inputs = _replace(chars, char_masked, CHAR_MASK,
-                           real_chars[torch.randint(len(real_chars), chars.shape, generator=generator)], generator)
-    subword_inputs = _replace(subwords, subword_masked, mask_id,
-                              torch.randint(vocab_size, subwords.shape, generator=generator), generator)
-    return char_inputs, char_masked, subword_inputs, subword_masked
+    char_masked, char_how = per_position(batch["char_spans"], chars.shape[1])
+    subword_masked, subword_how = per_position(batch["subword_spans"], subwords.shape[1])
+    letters = chars[(chars != CHAR_PAD) & (chars != CHAR_CLS) & (chars != CHAR_SEP) & (chars != SPACE)]
+    random_chars = letters[torch.randint(len(letters), chars.shape, generator=generator)]
+    random_subwords = torch.randint(vocab_size, subwords.shape, generator=generator)
+    return (_replace(chars, char_masked, char_how, CHAR_MASK, random_chars), char_masked,
+            _replace(subwords, subword_masked, subword_how, mask_id, random_subwords), subword_masked)
 
 
-def _replace(ids: torch.Tensor, masked: torch.Tensor, mask_id: int, random_ids: torch.Tensor,
-             generator: torch.Generator) -> torch.Tensor:
-    """BERT's 80/10/10: the mask symbol, a random symbol, or the symbol itself."""
-    how = torch.rand(ids.shape, generator=generator)
+def _replace(ids: torch.Tensor, masked: torch.Tensor, how: torch.Tensor, mask_id: int,
+             random_ids: torch.Tensor) -> torch.Tensor:
     inputs = ids.clone()
     inputs[masked & (how < 0.8)] = mask_id
     swap = masked & (how >= 0.8) & (how < 0.9)
@@ -100,12 +104,19 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
     to ``config.output_dir``; return the summary."""
     if base.config.num_coattention_layers == 0:
         raise ConfigError("there is no co-attention to pretrain (m = 0)")
+    if not base.config.char_encoder_pretrained:
+        raise ConfigError(f"the character encoder ({base.config.char_encoder_name}) is not pretrained: it stays fixed "
+                          "during co-attention pretraining, so a random one would teach nothing (use builtin-en)")
+    if base.config.isolate_sides:
+        raise ConfigError("co-attention pretraining trains each side to be read by the other: build the model "
+                          "with isolate_sides=False")
     if base.config.positional_alignment:
         raise ConfigError("pretraining does not feed positional alignment (each subword's character span) yet")
     if tokenizer.mask_token_id is None:
         raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,
                               base.config.max_subwords)
+    set_seed(config.seed)  # before the heads are built: the seed fixes their initialisation
     model = CoattentionPretrainingModel(base, len(tokenizer))
 
     def step_losses(model: CoattentionPretrainingModel, batch: dict, state: PretrainState,

@@ -47,7 +47,7 @@ from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
 from .noise import perturb_texts
-from .options import OBJECTIVES
+from .options import OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
 from .training import CHECKPOINT_DIR, adamw, save_checkpoint
 
@@ -93,7 +93,10 @@ class PretrainConfig:
         if self.distill_loss not in ("cosine", "mse"):
             raise ValueError(f"distill_loss must be 'cosine' or 'mse', got {self.distill_loss!r}")
         if not 0.0 < self.mask_rate < 1.0:
-            raise ValueError(f"mask_rate must be in (0, 1), got {self.mask_rate}")
+            raise ConfigError(f"--mask-rate must be in (0, 1), got {self.mask_rate}")
+        for name in ("max_steps", "batch_size", "save_steps", "log_steps", "max_chars"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
 
 
 # ---------------------------------------------------------------------------------- examples
@@ -289,6 +292,7 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     distill = "distill" in config.objectives
     if distill and (teacher is None or tokenizer is None):
         raise ValueError("the distill objective needs a teacher subword encoder and its tokenizer")
+    set_seed(config.seed)  # before the heads are built: --seed fixes their initialisation
     examples = build_examples(
         corpus.texts, config.max_chars, tokenizer if distill else None,
         subword_window_limit(teacher.config, tokenizer) if distill else None,
@@ -331,11 +335,11 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
     ``examples`` with ``step_losses(model, batch, state, device)`` (the step's loss, logging its parts
     through ``state.add``); ``save(model, output)`` writes what the output directory holds, at every
     checkpoint and at the end; ``frozen`` models are moved to the device beside it. The summary,
-    with ``about`` added, is returned and written."""
+    with ``about`` added, is returned and written. The caller seeds (``set_seed``) before it builds
+    ``model``'s new layers."""
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     accelerator = Accelerator()
-    set_seed(config.seed)
     if accelerator.is_main_process:
         (output / CORPUS).write_text(json.dumps({"sources": [asdict(s) for s in corpus.sources],
                                                  "windows": len(examples)}, indent=2))

@@ -15,6 +15,10 @@ from entangle.options import ConfigError
 from entangle.pretraining import CHAR_MASK, PretrainCollator, PretrainConfig, build_examples
 
 
+#: A tiny model co-attention pretraining accepts: its character encoder counts as pretrained, its sides read each other.
+PRETRAINABLE = dict(char_encoder_pretrained=True, isolate_sides=False)
+
+
 def corpus() -> RawCorpus:
     raw = RawCorpus()
     raw.add("tiny", [split_words(text) for text in CORPUS])
@@ -43,7 +47,7 @@ def test_a_masked_word_is_masked_on_both_sides_and_nothing_else_is():
 
 def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_path):
     torch.manual_seed(0)
-    model, tokenizer = tiny_model(m=1)
+    model, tokenizer = tiny_model(m=1, **PRETRAINABLE)
     base = model.entangle
     encoders = {k: v.clone() for k, v in base.subword_encoder.state_dict().items()}
     before = {k: v.clone() for k, v in base.coattention.state_dict().items()}
@@ -55,16 +59,47 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
     assert any(not torch.equal(v, base.coattention.state_dict()[k]) for k, v in before.items())  # trained
     assert (tmp_path / "pre" / "model.safetensors").is_file()
 
-    started, _ = tiny_model(m=1, coattention_init=str(tmp_path / "pre"))
+    started, _ = tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
     for key, value in base.coattention.state_dict().items():
         assert torch.equal(started.entangle.coattention.state_dict()[key], value)
     assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight)
     with pytest.raises(ConfigError, match="pretrained for another model .*num_coattention_layers 1 there, 2 here"):
-        tiny_model(m=2, coattention_init=str(tmp_path / "pre"))
+        tiny_model(m=2, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
+    with pytest.raises(ConfigError, match="char_encoder_pretrained True there, False here"):
+        tiny_model(m=1, coattention_init=str(tmp_path / "pre"))
 
 
-def test_a_model_without_coattention_is_one_clear_error(tmp_path):
-    model, tokenizer = tiny_model(m=0, side="subword")
+@pytest.mark.parametrize("options, error", [
+    (dict(m=0, side="subword"), "no co-attention to pretrain"),
+    (dict(m=1, isolate_sides=False), "is not pretrained: it stays fixed"),
+    (dict(m=1, char_encoder_pretrained=True), "isolate_sides=False"),
+], ids=["m0", "random-char-encoder", "isolated-sides"])
+def test_what_cannot_be_pretrained_is_one_clear_error(options, error, tmp_path):
+    model, tokenizer = tiny_model(**options)
     config = PretrainConfig(output_dir=str(tmp_path / "pre"), max_steps=1)
-    with pytest.raises(ConfigError, match="no co-attention to pretrain"):
+    with pytest.raises(ConfigError, match=error):
         pretrain_coattention(model.entangle, tokenizer, corpus(), config)
+
+
+def test_a_trained_model_can_start_the_coattention_and_a_pretrain_char_output_cannot(tmp_path):
+    model, _ = tiny_model(m=1, char_encoder_pretrained=True)
+    model.save_pretrained(tmp_path / "trained")  # its base model's keys under "entangle."
+    started, _ = tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "trained"))
+    assert torch.equal(started.entangle.coattention.char_layers[0].cross.query.weight,
+                       model.entangle.coattention.char_layers[0].cross.query.weight)
+    model.entangle.char_encoder.save_pretrained(tmp_path / "encoder")
+    with pytest.raises(ConfigError, match="not of an entangle model"):
+        tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "encoder"))
+
+
+def test_a_masked_word_is_hidden_the_same_way_on_both_sides():
+    _, tokenizer = tiny_model(m=1)
+    batch = PretrainCollator(tokenizer.pad_token_id)(build_examples([["Peter", "lives", "in", "New", "York"]] * 8,
+                                                                    64, tokenizer, 64))
+    chars, char_masked, subwords, subword_masked = mask_words(batch, 0.5, torch.Generator().manual_seed(1),
+                                                               tokenizer.mask_token_id, len(tokenizer))
+    for row in range(8):
+        for (c0, c1), (s0, s1), real in zip(batch["char_spans"][row], batch["subword_spans"][row], batch["word_mask"][row]):
+            if real and char_masked[row, c0:c1].any():
+                hidden_chars = (chars[row, c0:c1] == CHAR_MASK).all()
+                assert hidden_chars == (subwords[row, s0:s1] == tokenizer.mask_token_id).all()

@@ -89,6 +89,9 @@ def test_a_wnut2020_line_without_three_fields_is_named(tmp_path):
     path.write_text("6\tfine\tINFORMATIVE\n7\tno label here\n")
     with pytest.raises(DataFormatError, match=r"test\.tsv:2: expected 'Id<TAB>Text<TAB>Label', got 2 tab-separated"):
         read_wnut2020(path)
+    path.write_text("6\tfine\tINFORMATIVE\n7\ta typo\tINFORMATVE\n")
+    with pytest.raises(DataFormatError, match=r"test\.tsv:2: label 'INFORMATVE' is not one of INFORMATIVE, UNINFORMATIVE"):
+        read_wnut2020(path)
 
 
 def test_the_recorded_checksums_are_those_of_the_shared_copies():

@@ -55,3 +55,14 @@ def test_the_model_reads_the_alignment():
 def test_it_needs_coattention():
     with pytest.raises(ConfigError, match="positional_alignment .* needs co-attention"):
         tiny_model(m=0, side="subword", positional_alignment=True)
+
+
+def test_a_character_task_gets_the_same_spans_as_a_word_task():
+    """Its heads read every character, but each subword still spans the characters that spell it."""
+    words = ["New", "York", "is", "big"]
+    spans = []
+    for task, side in (("ner", "both"), ("char-tagging", "char")):
+        model, tokenizer = tiny_model(m=1, side=side, task=task, labels=["A", "B"], positional_alignment=True)
+        (window,) = Tagger(model, tokenizer).featurizer.featurize([words])
+        spans.append((window.subword_char_starts, window.subword_char_ends))
+    assert spans[0] == spans[1]

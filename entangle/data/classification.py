@@ -115,6 +115,7 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
 
 #: WNUT-2020 Task 2's columns: the training and validation files start with them, the test file does not.
 WNUT2020_COLUMNS = ["Id", "Text", "Label"]
+WNUT2020_LABELS = ("INFORMATIVE", "UNINFORMATIVE")
 
 
 def read_wnut2020(path: str | Path, with_labels: bool = True) -> list[LabelledText]:
@@ -130,6 +131,8 @@ def read_wnut2020(path: str | Path, with_labels: bool = True) -> list[LabelledTe
         if len(fields) != len(WNUT2020_COLUMNS):
             raise DataFormatError(path, number, f"expected 'Id<TAB>Text<TAB>Label', got {len(fields)} tab-separated "
                                   f"field{'s' if len(fields) > 1 else ''}")
+        if with_labels and fields[2] not in WNUT2020_LABELS:
+            raise DataFormatError(path, number, f"label {fields[2]!r} is not one of {', '.join(WNUT2020_LABELS)}")
         examples.append(_text(path, number, fields[1], fields[2], with_labels))
     return examples
 

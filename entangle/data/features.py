@@ -229,8 +229,10 @@ class Featurizer:
 
     def _fill(self, window: Window, aligned: AlignedSentence, labels: list[int] | None, offsets: list[int]) -> None:
         words = range(window.start, window.end)
+        word_starts = []  # where each word's characters start in char_ids
         if self.use_chars:
-            window.char_ids, window.char_word_starts = char_window([aligned.chars[i] for i in words])
+            window.char_ids, word_starts = char_window([aligned.chars[i] for i in words])
+            window.char_word_starts = word_starts
             if self.unit == "char":
                 # Every character of every word; the characters of a word clipped to fit a window
                 # are read at its last kept character, so each still gets a prediction.
@@ -245,7 +247,7 @@ class Featurizer:
             ids.extend(self.suffix)
             window.subword_ids = ids
         if aligned.subword_spans is not None:
-            self._fill_char_spans(window, aligned)
+            self._fill_char_spans(window, aligned, word_starts)
         if self.unit == "text":
             # The heads read the first position; no per-word positions are needed.
             window.char_word_starts, window.subword_word_starts = [], []
@@ -260,9 +262,9 @@ class Featurizer:
                              else IGNORE for i in words for k in range(aligned.lengths[i])]
 
 
-    def _fill_char_spans(self, window: Window, aligned: AlignedSentence) -> None:
+    def _fill_char_spans(self, window: Window, aligned: AlignedSentence, word_starts: list[int]) -> None:
         starts, ends = [0] * len(self.prefix), [0] * len(self.prefix)  # the start marker
-        for i, word_start in zip(range(window.start, window.end), window.char_word_starts):
+        for i, word_start in zip(range(window.start, window.end), word_starts):
             last_char = len(aligned.chars[i]) - 1  # the word may have been clipped to the character budget
             for first, last in aligned.subword_spans[i]:
                 starts.append(word_start + min(first, last_char))

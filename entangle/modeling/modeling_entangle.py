@@ -110,31 +110,44 @@ class EntangleModel(EntanglePreTrainedModel):
         return EntangleModelOutput(char_states=char_states, subword_states=subword_states)
 
 
-#: What ``coattention_init`` takes from a pretrained base model: everything between the encoders and the heads.
-PRETRAINED_PARTS = ("char_projection", "subword_projection", "positional_alignment", "coattention", "char_downsampling")
+#: What ``coattention_init`` takes from a pretrained base model: what sits between the encoders and
+#: the heads (positional alignment, never pretrained, starts fresh).
+PRETRAINED_PARTS = ("char_projection", "subword_projection", "coattention", "char_downsampling")
 #: Config fields that fix those parts' shapes and meaning: a pretrained base model must agree on all of them.
 PRETRAINED_SHAPE = ("num_coattention_layers", "hidden_size", "num_attention_heads", "intermediate_size",
-                    "char_downsample", "positional_alignment", "char_encoder_name", "subword_encoder_name")
+                    "char_downsample", "char_encoder_name", "char_encoder_pretrained", "subword_encoder_name")
 
 
 def load_pretrained_parts(model: EntangleModel, directory: str | Path) -> None:
-    """Copy the projections and co-attention of the base model saved in ``directory`` (by ``entangle
-    pretrain-coattention``) into ``model``; a :class:`ConfigError` when the two were built differently."""
+    """Copy the projections and co-attention of the model saved in ``directory`` (by ``entangle
+    pretrain-coattention``, or any entangle model built the same way) into ``model``; a
+    :class:`ConfigError` when the two were built differently."""
     directory = local_dir(directory)
     saved = read_config(directory, "a model written by entangle pretrain-coattention")
+    if saved.get("model_type") != EntangleConfig.model_type:
+        raise ConfigError(f"{directory}: the config of a {saved.get('model_type')!r} model, not of an entangle model "
+                          "(--coattention-init takes the output of entangle pretrain-coattention)")
     different = [f"{key} {saved.get(key)!r} there, {getattr(model.config, key)!r} here" for key in PRETRAINED_SHAPE
                  if saved.get(key, EntangleConfig.__init__.__kwdefaults__.get(key)) != getattr(model.config, key)]
     if different:
         raise ConfigError(f"{directory}: its co-attention was pretrained for another model ({'; '.join(different)}); "
                           "give the same encoders and co-attention options")
     file = weights_file(directory)
+    if file.suffix != ".safetensors":
+        raise ConfigError(f"{file}: --coattention-init reads safetensors weights (save the model with safetensors)")
     with reading_weights(file):
         weights = load_file(file)
+    # A base model's keys start with the part; a model with heads keeps its base model under "entangle.".
+    weights = {key.removeprefix(f"{EntanglePreTrainedModel.base_model_prefix}."): value for key, value in weights.items()}
     for part in PRETRAINED_PARTS:
         module = getattr(model, part)
         if module is not None:
             prefix = f"{part}."
-            module.load_state_dict({key[len(prefix):]: value for key, value in weights.items() if key.startswith(prefix)})
+            own = {key[len(prefix):]: value for key, value in weights.items() if key.startswith(prefix)}
+            if own.keys() != module.state_dict().keys():
+                raise ConfigError(f"{file}: no complete {part} in it (found {len(own)} of its "
+                                  f"{len(module.state_dict())} tensors)")
+            module.load_state_dict(own)
 
 
 def _gather_words(states: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
