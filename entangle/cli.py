@@ -231,6 +231,13 @@ def _raw_corpus(args: argparse.Namespace):
     return corpus
 
 
+def _report_pretraining(output: str, summary: dict) -> None:
+    """One line on a finished pretraining run: its budget and its last logged losses."""
+    print(f"{output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
+          f"{summary['pretrain_time_s']} s; last losses: "
+          + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
+
+
 def run_pretrain_char(args: argparse.Namespace) -> None:
     from .modeling.encoders import load_char_encoder, load_subword_encoder
     from .pretraining import PretrainConfig, pretrain_char
@@ -247,9 +254,7 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
     teacher, tokenizer = load_subword_encoder(args.teacher) if "distill" in config.objectives else (None, None)
     encoder = load_char_encoder(args.char)
     summary = pretrain_char(encoder, corpus, config, teacher, tokenizer)
-    print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
-          f"{summary['pretrain_time_s']} s; last losses: "
-          + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
+    _report_pretraining(args.output, summary)
 
 
 def run_pretrain_coattention(args: argparse.Namespace) -> None:
@@ -271,9 +276,7 @@ def run_pretrain_coattention(args: argparse.Namespace) -> None:
     # its sides read each other undetached, so each learns to be read by the other.
     tagger = Tagger.create(args.char, args.subword, ["O"], seed=args.seed, side="both", isolate_sides=False, **options)
     summary = pretrain_coattention(tagger.model.entangle, tagger.tokenizer, corpus, config)
-    print(f"{args.output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
-          f"{summary['pretrain_time_s']} s; last: "
-          + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
+    _report_pretraining(args.output, summary)
 
 
 def run_bench(args: argparse.Namespace) -> None:

@@ -27,8 +27,16 @@ from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, SPACE
 from .data.raw_text import RawCorpus
 from .modeling.modeling_entangle import EntangleModel
 from .options import ConfigError
-from .pretraining import CHAR_MASK, CharMLMHead, PretrainCollator, PretrainConfig, PretrainState, build_examples, \
-    run_pretraining
+from .pretraining import (
+    CHAR_MASK,
+    CharMLMHead,
+    PretrainCollator,
+    PretrainConfig,
+    PretrainState,
+    build_examples,
+    replace_masked,
+    run_pretraining,
+)
 
 def mask_words(batch: dict, rate: float, generator: torch.Generator, mask_id: int, vocab_size: int
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -56,17 +64,8 @@ def mask_words(batch: dict, rate: float, generator: torch.Generator, mask_id: in
     letters = chars[(chars != CHAR_PAD) & (chars != CHAR_CLS) & (chars != CHAR_SEP) & (chars != SPACE)]
     random_chars = letters[torch.randint(len(letters), chars.shape, generator=generator)]
     random_subwords = torch.randint(vocab_size, subwords.shape, generator=generator)
-    return (_replace(chars, char_masked, char_how, CHAR_MASK, random_chars), char_masked,
-            _replace(subwords, subword_masked, subword_how, mask_id, random_subwords), subword_masked)
-
-
-def _replace(ids: torch.Tensor, masked: torch.Tensor, how: torch.Tensor, mask_id: int,
-             random_ids: torch.Tensor) -> torch.Tensor:
-    inputs = ids.clone()
-    inputs[masked & (how < 0.8)] = mask_id
-    swap = masked & (how >= 0.8) & (how < 0.9)
-    inputs[swap] = random_ids[swap]
-    return inputs
+    return (replace_masked(chars, char_masked, char_how, CHAR_MASK, random_chars), char_masked,
+            replace_masked(subwords, subword_masked, subword_how, mask_id, random_subwords), subword_masked)
 
 
 class CoattentionPretrainingModel(nn.Module):

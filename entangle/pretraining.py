@@ -192,14 +192,21 @@ def mask_spans(char_ids: torch.Tensor, rate: float, max_span: int, generator: to
         rows, cols = maskable.nonzero(as_tuple=True)
         pick = torch.randint(len(rows), (1,), generator=generator)
         masked[rows[pick], cols[pick]] = True
-    inputs = char_ids.clone()
     how = torch.rand(char_ids.shape, generator=generator)
     real = char_ids[maskable]
     random_chars = real[torch.randint(len(real), char_ids.shape, generator=generator)]
-    inputs[masked & (how < 0.8)] = CHAR_MASK
+    return replace_masked(char_ids, masked, how, CHAR_MASK, random_chars), masked
+
+
+def replace_masked(ids: torch.Tensor, masked: torch.Tensor, how: torch.Tensor, mask_id: int,
+                   random_ids: torch.Tensor) -> torch.Tensor:
+    """BERT's 80/10/10 on the ``masked`` positions, by the draw ``how`` in [0, 1) at each: below
+    0.8 the mask symbol, below 0.9 the random symbol at that position, else the symbol kept."""
+    inputs = ids.clone()
+    inputs[masked & (how < 0.8)] = mask_id
     swap = masked & (how >= 0.8) & (how < 0.9)
-    inputs[swap] = random_chars[swap]
-    return inputs, masked
+    inputs[swap] = random_ids[swap]
+    return inputs
 
 
 class CharMLMHead(nn.Module):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file
 from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
-from safetensors.torch import load_file
 from transformers.utils import ModelOutput
 
 from ..options import DEFAULT_COATTENTION_LAYERS, ConfigError
@@ -22,14 +22,14 @@ from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .downsampling import CharDownsampling
-from .loading import local_dir, read_config, reading_weights, weights_file
-from .positional_alignment import PositionalAlignment
 from .encoders import (
     char_window_limit,
     load_char_encoder,
     load_subword_encoder,
     subword_window_limit,
 )
+from .loading import local_dir, read_config, reading_weights, weights_file
+from .positional_alignment import PositionalAlignment
 
 
 @dataclass
