@@ -18,12 +18,9 @@ from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
 from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, OBJECTIVES
-from .schema import ModelOptions, TrainingOptions, values_of
+from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
-#: The model options pretrain-coattention takes: what fixes the shapes of the co-attention it pretrains.
-PRETRAINED_MODEL_OPTIONS = ("char", "subword", "coattention_layers", "coattention_width", "coattention_heads",
-                            "coattention_ffn", "char_downsample")
 #: The options a training run was started with, kept in its output directory for --resume.
 RUN_ARGS = "run_args.json"
 COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first; "

@@ -258,10 +258,10 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 
 
 def run_pretrain_coattention(args: argparse.Namespace) -> None:
-    from .arguments import PRETRAINED_MODEL_OPTIONS
     from .coattention_pretraining import pretrain_coattention
     from .predict import Tagger
     from .pretraining import PretrainConfig
+    from .schema import PRETRAINED_MODEL_OPTIONS
 
     args = _resumable(args)
     config = PretrainConfig(

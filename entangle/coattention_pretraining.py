@@ -115,13 +115,17 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
         raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,
                               base.config.max_subwords)
+    rows = base.subword_encoder.get_input_embeddings().num_embeddings
+    # Random replacements are real tokens with an embedding row (a tokenizer with added tokens may
+    # have more than the model embeds; a model may pad its rows past the tokenizer's vocabulary).
+    vocabulary = min(len(tokenizer), rows)
     set_seed(config.seed)  # before the heads are built: the seed fixes their initialisation
-    model = CoattentionPretrainingModel(base, len(tokenizer))
+    model = CoattentionPretrainingModel(base, rows)
 
     def step_losses(model: CoattentionPretrainingModel, batch: dict, state: PretrainState,
                     device: torch.device) -> torch.Tensor:
         masked = mask_words({k: v.cpu() for k, v in batch.items()}, config.mask_rate, state.mask_generator,
-                            tokenizer.mask_token_id, len(tokenizer))
+                            tokenizer.mask_token_id, vocabulary)
         losses = model.losses(*(t.to(device) for t in masked), batch)
         for name, value in losses.items():
             state.add(name, value.item())

@@ -16,7 +16,7 @@ from .data.batching import Collator, inference_batches
 from .data.features import Featurizer, Window
 from .data.words import split_words
 from .decoding import DECODINGS
-from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification
+from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
@@ -179,9 +179,13 @@ class Tagger:
             return cls(*from_hub(str(path), load), **kwargs).to(device)
         directory = local_dir(path)
         config_file = directory / "config.json"
-        model_type = read_config(directory, "a saved entangle model").get("model_type")
-        if model_type != EntangleConfig.model_type:
-            raise ModelLoadError(f"{config_file}: the config of a {model_type!r} model, not of an entangle model")
+        saved = read_config(directory, "a saved entangle model")
+        if saved.get("model_type") != EntangleConfig.model_type:
+            raise ModelLoadError(f"{config_file}: the config of a {saved.get('model_type')!r} model, not of an entangle model")
+        if saved.get("architectures") == [EntangleModel.__name__]:
+            raise ModelLoadError(f"{config_file}: a base model without task heads (written by entangle "
+                                 "pretrain-coattention): fine-tune it with entangle train --coattention-init "
+                                 f"{directory} first")
         if is_onnx_dir(directory):
             model = OnnxEntangleModel.from_pretrained(directory)
         else:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .noise import ATTACK_NAMES
-from .options import DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, isolate_sides_by_default
+from .options import (DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, PRETRAINED_SHAPE,
+                      isolate_sides_by_default)
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwargs) -> Any:
@@ -98,6 +99,10 @@ class ModelOptions:
 
 #: The names of the model options.
 MODEL_FIELDS = frozenset(item.name for item in fields(ModelOptions))
+#: The model options ``pretrain-coattention`` takes: the encoders and the options behind the config
+#: fields of ``PRETRAINED_SHAPE``, so that ``train`` given the same builds the same co-attention.
+PRETRAINED_MODEL_OPTIONS = tuple(item.name for item in fields(ModelOptions) if item.name in ("char", "subword")
+                                 or CONFIG_NAMES.get(item.name, item.name) in PRETRAINED_SHAPE)
 
 
 @dataclass

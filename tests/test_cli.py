@@ -231,6 +231,8 @@ def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsy
     summary = json.loads((out / "pretraining.json").read_text())
     assert summary["steps"] == 3 and {"char_mlm_loss", "subword_mlm_loss"} <= set(summary["last_log"])
     assert "3 steps" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="config.json: a base model without task heads .*--coattention-init"):
+        main(["predict", str(out), "--input", str(data / "train.txt")])
     main(["train", "--data", str(data), *encoder_options, "--coattention-init", str(out), "--epochs", "1",
           "--batch-size", "4", "--output", str(tmp_path / "run")])
     config = json.loads((tmp_path / "run" / "model" / "config.json").read_text())

@@ -15,7 +15,6 @@ from entangle.data.intraword import (
     SAGT_LABELS,
     WIXARIKA_LABELS,
     CharTaggedSentence,
-    load_intraword,
     read_sagt,
     read_spanish_wixarika,
     split_by_id,
@@ -272,7 +271,9 @@ def counts(sentences):
 def load_quietly(name, data_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return load_intraword(name, data_dir)
+        corpus = load_corpus(name, data_dir=data_dir)
+    assert corpus.task == "char-tagging"
+    return {split: corpus.split(split) for split in ("train", "dev", "test")}
 
 
 def test_real_spanish_wixarika():

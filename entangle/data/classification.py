@@ -137,10 +137,6 @@ def read_wnut2020(path: str | Path, with_labels: bool = True) -> list[LabelledTe
     return examples
 
 
-#: Named classification datasets with a layout of their own.
-READERS = {"wnut2020": read_wnut2020}
-
-
 def read_texts(path: str | Path, text_field: str = "text", label_field: str = "label",
                with_labels: bool = True) -> list[LabelledText]:
     """Any classification file: TweetEval's ``*_text.txt`` or a table."""

@@ -9,12 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tasks import get_task
-from .classification import READERS as CLASSIFICATION_READERS, is_classification_file, read_texts
+from .classification import is_classification_file, read_texts, read_wnut2020
 from .conll import DataFormatError, read_conll
 from .conllu import read_conllu
 from .datasets import DATASETS, dataset_files
-from .intraword import READERS as INTRAWORD_DATASETS, load_intraword, read_sagt, read_spanish_wixarika
+from .intraword import read_sagt, read_spanish_wixarika, split_by_id
 
+#: Named datasets in a layout of their own, read by their own reader (a path -> its examples)
+#: rather than by what their files look like.
+OWN_READERS: dict[str, Callable[[Path], list]] = {
+    "spanish-wixarika": lambda path: read_spanish_wixarika(path)[0],
+    "turkish-german-sagt": lambda path: read_sagt(path)[0],
+    "wnut2020": read_wnut2020,
+}
 # File stems recognised as each split in a data directory (TweetEval's ``val_text.txt`` too).
 SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "val", "valid", "validation", "testa"), "test": ("test", "testb")}
 
@@ -134,15 +141,14 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     ``label_field`` the columns of classification tables; ``ragged`` lets column files' lines have
     different numbers of columns (:func:`~entangle.data.conll.read_conll`).
     """
-    if str(data) in INTRAWORD_DATASETS and not (train or dev or test):
-        # Read (and, without a published split, split by post id) by the dataset's own reader.
-        examples = load_intraword(str(data), data_dir)
-        files = dataset_files(str(data), data_dir)
-        files = {split: files.get(split, files.get("all")) for split in ("train", "dev", "test")}
-        return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
-                      "char-tagging", files)
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
-    own_files, own_reader = set(files.values()), CLASSIFICATION_READERS.get(str(data))  # a dataset's own layout
+    own_files, own_reader = set(files.values()), OWN_READERS.get(str(data))
+    if "all" in files and not (train or dev or test):
+        # No published split (one file): read it and split it by post id, the same for every user.
+        examples = split_by_id(own_reader(files["all"]))
+        files = dict.fromkeys(("train", "dev", "test"), files["all"])
+        return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
+                      dataset_task, files)
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     task = get_task(task or dataset_task or default_task(files)).name
     generic = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .conll import DataFormatError, decoded_lines
 from .conllu import sentence_rows
-from .datasets import SPLITS, dataset_files
+from .datasets import SPLITS
 
 MIXED = "MIXED"
 UNKNOWN = "?"  # the annotator could not tell the language
@@ -417,21 +417,3 @@ def read_sagt(path: str | Path) -> tuple[list[CharTaggedSentence], RepairReport]
                                    identifier, rows.comments))
     report.warn()
     return sentences, report
-
-
-# ---------------------------------------------------------------------------------------------
-# By dataset name
-
-READERS = {"spanish-wixarika": read_spanish_wixarika, "turkish-german-sagt": read_sagt}
-
-
-def load_intraword(name: str, data_dir: str | Path | None = None) -> dict[str, list[CharTaggedSentence]]:
-    """train/dev/test sentences of a named intra-word dataset (local copy or pinned download);
-    a dataset without a published split (one file, ``all``) is split by :func:`split_by_id`."""
-    if name not in READERS:
-        raise ValueError(f"{name!r} is not an intra-word code-switching dataset; known: {', '.join(READERS)}")
-    files = dataset_files(name, data_dir)
-    read = READERS[name]
-    if "all" in files:
-        return split_by_id(read(files["all"])[0])
-    return {split: read(files[split])[0] for split in SPLITS}

@@ -16,7 +16,7 @@ from torch import nn
 from transformers import AutoModel, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import ModelOutput
 
-from ..options import DEFAULT_COATTENTION_LAYERS, ConfigError
+from ..options import DEFAULT_COATTENTION_LAYERS, PRETRAINED_SHAPE, ConfigError
 from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
@@ -113,9 +113,6 @@ class EntangleModel(EntanglePreTrainedModel):
 #: What ``coattention_init`` takes from a pretrained base model: what sits between the encoders and
 #: the heads (positional alignment, never pretrained, starts fresh).
 PRETRAINED_PARTS = ("char_projection", "subword_projection", "coattention", "char_downsampling")
-#: Config fields that fix those parts' shapes and meaning: a pretrained base model must agree on all of them.
-PRETRAINED_SHAPE = ("num_coattention_layers", "hidden_size", "num_attention_heads", "intermediate_size",
-                    "char_downsample", "char_encoder_name", "char_encoder_pretrained", "subword_encoder_name")
 
 
 def load_pretrained_parts(model: EntangleModel, directory: str | Path) -> None:
