@@ -86,7 +86,7 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
     return CrossAttention(
         words=words[window.start:window.end], chars=chars,
         subwords=tagger.tokenizer.convert_ids_to_tokens(window.subword_ids),
-        char_words=char_words, subword_words=_subword_words(window, len(featurizer.suffix)),
+        char_words=char_words, subword_words=_subword_words(window, featurizer.subword_word_spans(window)),
         subword_to_char=[seen["subword", i] for i in layers], char_to_subword=[seen["char", i] for i in layers],
         window=(window.start, window.end),
     )
@@ -107,12 +107,10 @@ def _char_positions(window, rate: int) -> tuple[list[str], list[int | None]]:
         next((w for w in word_of[g:g + rate] if w is not None), None) for g in groups]
 
 
-def _subword_words(window, n_suffix: int) -> list[int | None]:
+def _subword_words(window, spans: list[tuple[int, int]]) -> list[int | None]:
     """The word of each subword position; ``None`` for the special tokens around the text."""
-    starts = window.subword_word_starts
-    ends = starts[1:] + [len(window.subword_ids) - n_suffix]
     owners: list[int | None] = [None] * len(window.subword_ids)
-    for word, (start, end) in enumerate(zip(starts, ends)):
+    for word, (start, end) in enumerate(spans):
         owners[start:end] = [word] * (end - start)
     return owners
 

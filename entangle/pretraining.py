@@ -134,9 +134,9 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
         owned = range(window.own_start - window.start, window.own_end - window.start)
         example = Example(window.char_ids, _char_spans(window.char_ids, window.char_word_starts, owned))
         if tokenizer is not None:
-            ends = window.subword_word_starts[1:] + [len(window.subword_ids) - len(featurizer.suffix)]
+            spans = featurizer.subword_word_spans(window)
             example.subword_ids = window.subword_ids
-            example.subword_spans = [(window.subword_word_starts[j], ends[j]) for j in owned]
+            example.subword_spans = [spans[j] for j in owned]
         if noisy is not None:
             words = [[ord(c) for c in w[: featurizer.char_budget]] for w in noisy[window.sentence][window.start : window.end]]
             ids, starts = char_window(words)

@@ -126,6 +126,12 @@ class Featurizer:
     def subword_budget(self) -> int:
         return self.max_subwords - len(self.prefix) - len(self.suffix)
 
+    def subword_word_spans(self, window: Window) -> list[tuple[int, int]]:
+        """Each of the window's words as ``[start, end)`` subword positions (the special tokens
+        around the text belong to no word)."""
+        ends = window.subword_word_starts[1:] + [len(window.subword_ids) - len(self.suffix)]
+        return list(zip(window.subword_word_starts, ends))
+
     # ------------------------------------------------------------------ alignment
     def align(self, sentences: list[list[str]]) -> list[AlignedSentence]:
         for index, words in enumerate(sentences):
