@@ -364,6 +364,31 @@ def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
     return f"Test sets with noise (`entangle perturb`, seed 0; ATTACK@RATE):\n\n" + "\n".join(lines)
 
 
+def decoding_table(dataset: str, results: list[dict]) -> str:
+    """What constrained decoding (the default for NER) changed: each system and side's main test
+    score decoded both ways from the same model (runs that recorded both), and the difference."""
+    cells: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in results:
+        if r["dataset"] != dataset or not r.get("test_argmax"):
+            continue
+        score = task_of(r).main_score
+        for side, metrics in r["test"].items():
+            row = cells.setdefault((r["system"], side), {"constrained": [], "argmax": [], "difference": []})
+            constrained, argmax = 100 * metrics[score], 100 * r["test_argmax"][side][score]
+            for name, value in (("constrained", constrained), ("argmax", argmax), ("difference", constrained - argmax)):
+                row[name].append(value)
+    if not cells:
+        return ""
+    lines = ["| system | side | runs | constrained | argmax | constrained − argmax |", "|---|---|---|---|---|---|"]
+    for (system, side), row in cells.items():
+        difference = _stats(row["difference"])
+        lines.append(f"| {system} | {side} | {difference['n']} | {_mean_std(_stats(row['constrained']))} | "
+                     f"{_mean_std(_stats(row['argmax']))} | {difference['mean']:+.2f}"
+                     + (f" ± {difference['std']:.2f}" if difference["n"] > 1 else "") + " |")
+    return ("Decoding, test set (the same models' tags decoded as the most probable valid IOB2 sequence, the "
+            "default, and word by word):\n\n" + "\n".join(lines))
+
+
 def devices_line(results: list[dict]) -> str:
     """Where the runs trained, since the training-time column means little across machines."""
     counts: dict[str, int] = {}
@@ -514,6 +539,8 @@ def report(config: BenchConfig, results: list[dict]) -> str:
         parts.append(markdown_table(dataset, systems) + "\n\n" + devices_line([r for r in results if r["dataset"] == dataset])
                      + f"\n\n![{dataset}]({png.name})")
         if config.noisy_tests and (table := noisy_table(dataset, results, config.noisy_tests)):
+            parts.append(table)
+        if table := decoding_table(dataset, results):
             parts.append(table)
         if dataset in comparison:
             c = comparison[dataset]

@@ -14,6 +14,7 @@ from entangle.bench import (
     BenchConfig,
     BenchConfigError,
     BenchRunError,
+    decoding_table,
     finished_result,
     paired_bootstrap,
     result_dir,
@@ -78,8 +79,9 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert [(e["epoch"], set(e["dev"])) for e in result["history"]] == [(1, {"subword", "char"})]
     assert result["history"][0]["dev"]["char"]["f1"] == result["dev"]["char"]["f1"]  # one epoch: the best one
     markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
-    # 2 sides in 3 tables: the grid's, the noisy test sets', the macro average's
-    assert markdown.count("| entangle m=1 |") == 6 and "**" in markdown and "paired-bootstrap" in markdown
+    # 2 sides in 4 tables: the grid's, the noisy test sets', the decodings', the macro average's
+    assert markdown.count("| entangle m=1 |") == 8 and "**" in markdown and "paired-bootstrap" in markdown
+    assert "| system | side | runs | constrained | argmax | constrained − argmax |" in markdown
     assert f"Trained on: {result['devices'][0]} (4 runs)." in markdown
     assert "| system | side | clean | charbert@1.0 | lower@1.0 |" in markdown
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
@@ -107,6 +109,19 @@ def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, score
             "options": resolved_options(train_arguments(config, dataset, system, seed)),
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
+
+
+def test_the_decoding_table_shows_what_constrained_decoding_changed(tmp_path):
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1, 2], systems={"a": {"m": 0}, "b": {"m": 0}})
+    results = []
+    for seed, (constrained, argmax) in ((1, (0.50, 0.48)), (2, (0.40, 0.41))):
+        result = fake_result(config, "wnut17", "a", seed, {"subword": constrained})
+        result["test_argmax"] = {"subword": {"f1": argmax}}
+        results.append(result)
+    table = decoding_table("wnut17", results + [fake_result(config, "wnut17", "b", 1, {"subword": 0.3})])
+    assert "| a | subword | 2 | 45.00 ± 7.07 | 44.50 ± 4.95 | +0.50 ± 2.12 |" in table
+    assert "| b |" not in table  # a run that recorded one decoding has no row
+    assert decoding_table("wnut17", results[:0]) == ""
 
 
 def test_macro_average_over_datasets_per_seed(tmp_path):
