@@ -21,8 +21,11 @@ and at inference the windows' probabilities are averaged, weighted by the words 
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_right
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from transformers import PreTrainedTokenizerBase
 
@@ -143,7 +146,7 @@ class Featurizer:
         else:
             subwords, spans = [None] * len(sentences), [None] * len(sentences)
         limit = self.char_budget if self.max_chars is not None else None
-        chars = [[[ord(c) for c in word[:limit]] for word in words] for words in sentences] if self.use_chars else None
+        chars = [[list(map(ord, word[:limit])) for word in words] for words in sentences] if self.use_chars else None
         return [
             AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i], [len(w) for w in words],
                             spans[i] if self.subword_char_spans else None)
@@ -155,6 +158,7 @@ class Featurizer:
         texts = [" ".join(words) for words in sentences]
         encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         unk = self.tokenizer.unk_token_id
+        budget = self.subword_budget
         aligned, spans = [], []
         for words, ids, offsets in zip(sentences, encoded["input_ids"], encoded["offset_mapping"]):
             per_word = _assign_tokens(words, offsets)
@@ -173,8 +177,8 @@ class Featurizer:
                         raise ValueError(f"the tokenizer produced no subword for {words[position]!r} and has no unknown token")
                     pieces.append(unk)
                     word_spans.append((0, len(words[position]) - 1))
-                sentence_ids.append(pieces[: self.subword_budget])
-                sentence_spans.append(word_spans[: self.subword_budget])
+                sentence_ids.append(pieces[:budget])
+                sentence_spans.append(word_spans[:budget])
             aligned.append(sentence_ids)
             spans.append(sentence_spans)
         return aligned, spans
@@ -183,16 +187,22 @@ class Featurizer:
     def windows(self, aligned: AlignedSentence) -> list[tuple[int, int]]:
         """Word ranges ``[start, end)`` that fit both encoders, consecutive ones overlapping."""
         n = len(aligned.chars)
-        char_cost = [len(c) + 1 for c in aligned.chars]  # the word and the space after it
-        subword_cost = [len(s) for s in aligned.subwords] if aligned.subwords is not None else [0] * n
+        # Costs summed up to each word, so that a range's cost is one subtraction: the word and
+        # the space after it on the character side, its subwords on the other.
+        char_total = list(accumulate((len(c) + 1 for c in aligned.chars), initial=0))
+        subword_total = list(accumulate((len(s) for s in aligned.subwords), initial=0)) if aligned.subwords is not None else None
+        char_budget = self.char_budget if self.max_chars is not None else None
+        subword_budget = self.subword_budget if subword_total is not None else None
 
         def fits(start: int, end: int, share: float = 1.0) -> bool:
-            chars_ok = self.max_chars is None or sum(char_cost[start:end]) - 1 <= share * self.char_budget
-            subwords_ok = aligned.subwords is None or sum(subword_cost[start:end]) <= share * self.subword_budget
+            chars_ok = char_budget is None or char_total[end] - char_total[start] - 1 <= share * char_budget
+            subwords_ok = subword_budget is None or subword_total[end] - subword_total[start] <= share * subword_budget
             return chars_ok and subwords_ok
 
         if n == 0:
             return []
+        if fits(0, n):
+            return [(0, n)]  # most sentences: one window
         ranges = []
         start = 0
         while True:
@@ -212,6 +222,10 @@ class Featurizer:
     def featurize(self, sentences: list[list[str]], labels: list[list[int]] | None = None) -> list[Window]:
         """All windows of all sentences; ``labels`` (per sentence, one id per unit: word,
         character or text) are kept for owned units only (a text's label for every window)."""
+        with _without_cycle_collection():
+            return self._featurize(sentences, labels)
+
+    def _featurize(self, sentences: list[list[str]], labels: list[list[int]] | None) -> list[Window]:
         windows = []
         for index, aligned in enumerate(self.align(sentences)):
             ranges = self.windows(aligned)
@@ -278,6 +292,21 @@ class Featurizer:
         end_marker = len(window.char_ids) - 1
         window.subword_char_starts = starts + [end_marker] * len(self.suffix)
         window.subword_char_ends = ends + [end_marker] * len(self.suffix)
+
+
+@contextmanager
+def _without_cycle_collection():
+    """Python's cycle collector off while featurizing: its many small lists (never in a cycle, so
+    freed by reference counting all the same) set off collections that each scan every object
+    the process holds (a loaded model's and corpus's too), which took 2-3x the featurizing time
+    itself (``benchmarks/featurize_speed.py``)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:
