@@ -298,14 +298,23 @@ class Tagger:
         device = self.model.device
         forward = self._inference_forward()
         dtype = AUTOCAST_DTYPES[self.autocast]
-        rows = []
+        # On a GPU the batches are copied from pinned memory without waiting and their
+        # probabilities stay there until every batch is queued, so the processor collates the
+        # next batch while the GPU runs this one (a copy back to the CPU would wait for it).
+        pinned = device.type == "cuda"
+        queued = []
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
+            inputs = {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
             with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
-                result = forward(**{k: v.to(device) for k, v in batch.items()}, sides=sides)
+                result = forward(**inputs, sides=sides)
             probs = {}
             for side in sides:
                 logits = getattr(result, f"{side}_logits").float()
-                probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1).cpu()  # (batch, n_units, n_labels)
+                probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1)  # (batch, n_units, n_labels)
+            queued.append((chunk, probs))
+        rows = []
+        for chunk, probs in queued:
+            probs = {side: p.cpu() for side, p in probs.items()}
             for row, window in enumerate(chunk):
                 first, last = window.own_rows
                 rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
