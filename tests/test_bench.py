@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
@@ -75,7 +76,10 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert set(result["noisy_test"]) == {"charbert@1.0", "lower@1.0"} and set(result["noisy_test"]["lower@1.0"]) == {
         "subword", "char"}
     assert result["peak_memory_mb"] > 0 and "--seed 2" in result["command"]
-    assert result["devices"][0].startswith("cpu, ") and "thread" in result["devices"][0]
+    if torch.cuda.is_available():  # where Accelerate trains: the GPU's name, else the CPU and its threads
+        assert result["devices"] == [torch.cuda.get_device_name(0)]
+    else:
+        assert result["devices"][0].startswith("cpu, ") and "thread" in result["devices"][0]
     assert [(e["epoch"], set(e["dev"])) for e in result["history"]] == [(1, {"subword", "char"})]
     assert result["history"][0]["dev"]["char"]["f1"] == result["dev"]["char"]["f1"]  # one epoch: the best one
     markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
