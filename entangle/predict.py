@@ -212,13 +212,15 @@ class Tagger:
     def fit(self, train: list, dev: list | None = None, **options) -> dict:
         """Fine-tune on labelled examples (of the task's kind: ``Sentence``, ``CharTaggedSentence``
         or ``LabelledText``); ``options`` are :class:`~entangle.training.TrainingConfig` fields
-        (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model."""
+        (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model, on the GPU
+        when there is one (where training ran), as :meth:`from_pretrained` puts it."""
         if not isinstance(self.model, torch.nn.Module):
             raise TypeError("an ONNX model is for inference only; fine-tune the PyTorch model it was exported from")
         summary = run_training(self, train, dev, TrainingConfig(**options))
         best = Path(options["output_dir"]) / BEST_DIR
         if best.is_dir():
             self.model = model_class(self.model.config.task).from_pretrained(best)
+            self.to("auto")
         return summary
 
     def evaluate(self, examples: list, what: str = "evaluation data",

@@ -63,7 +63,7 @@ def test_classifier_learns_and_round_trips(tmp_path):
     loaded = Tagger.from_pretrained(tmp_path / "run" / "model")
     assert isinstance(AutoModelForSequenceClassification.from_pretrained(tmp_path / "run" / "model"),
                       EntangleForSequenceClassification)
-    batch = tagger.collator(tagger.featurizer.featurize([["so", "good"]]))
+    batch = {k: v.to(loaded.model.device) for k, v in tagger.collator(tagger.featurizer.featurize([["so", "good"]])).items()}
     torch.testing.assert_close(loaded.model(**batch).logits, tagger.model.eval()(**batch).logits)
 
 
