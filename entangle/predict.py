@@ -4,6 +4,7 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,8 @@ def model_class(task: str) -> type:
 
 #: ``Tagger(autocast=...)``: the half-precision type of each choice (``None``: float32 throughout).
 AUTOCAST_DTYPES = {None: None, "bf16": torch.bfloat16, "fp16": torch.float16}
+#: Batches whose probabilities may wait on the GPU while later ones are queued (``_owned_rows``).
+QUEUED_BATCHES = 2
 
 
 class Tagger:
@@ -212,15 +215,15 @@ class Tagger:
     def fit(self, train: list, dev: list | None = None, **options) -> dict:
         """Fine-tune on labelled examples (of the task's kind: ``Sentence``, ``CharTaggedSentence``
         or ``LabelledText``); ``options`` are :class:`~entangle.training.TrainingConfig` fields
-        (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model, on the GPU
-        when there is one (where training ran), as :meth:`from_pretrained` puts it."""
+        (``output_dir`` is required). Afterwards this tagger holds the best-on-dev model, on the
+        device training ran on (the GPU when there is one, as Accelerate chooses)."""
         if not isinstance(self.model, torch.nn.Module):
             raise TypeError("an ONNX model is for inference only; fine-tune the PyTorch model it was exported from")
         summary = run_training(self, train, dev, TrainingConfig(**options))
+        device = self.model.device  # where training left it
         best = Path(options["output_dir"]) / BEST_DIR
         if best.is_dir():
-            self.model = model_class(self.model.config.task).from_pretrained(best)
-            self.to("auto")
+            self.model = model_class(self.model.config.task).from_pretrained(best).to(device)
         return summary
 
     def evaluate(self, examples: list, what: str = "evaluation data",
@@ -300,11 +303,20 @@ class Tagger:
         device = self.model.device
         forward = self._inference_forward()
         dtype = AUTOCAST_DTYPES[self.autocast]
-        # On a GPU the batches are copied from pinned memory without waiting and their
-        # probabilities stay there until every batch is queued, so the processor collates the
-        # next batch while the GPU runs this one (a copy back to the CPU would wait for it).
+        # On a GPU the batches are copied from pinned memory without waiting, and a batch's
+        # probabilities are copied back only once later batches are queued (a copy back waits for
+        # the GPU), so the processor collates while the GPU computes; at most QUEUED_BATCHES wait.
         pinned = device.type == "cuda"
-        queued = []
+        queued: deque = deque()
+        rows = []
+
+        def collect(chunk: list[Window], probs: dict[str, torch.Tensor]) -> None:
+            probs = {side: p.cpu() for side, p in probs.items()}
+            for row, window in enumerate(chunk):
+                first, last = window.own_rows
+                rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
+                             {side: probs[side][row, first:last] for side in sides}))
+
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
             inputs = {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
             with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
@@ -314,13 +326,10 @@ class Tagger:
                 logits = getattr(result, f"{side}_logits").float()
                 probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1)  # (batch, n_units, n_labels)
             queued.append((chunk, probs))
-        rows = []
-        for chunk, probs in queued:
-            probs = {side: p.cpu() for side, p in probs.items()}
-            for row, window in enumerate(chunk):
-                first, last = window.own_rows
-                rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
-                             {side: probs[side][row, first:last] for side in sides}))
+            if len(queued) > QUEUED_BATCHES:
+                collect(*queued.popleft())
+        while queued:
+            collect(*queued.popleft())
         self.model.train(was_training)
         return rows
 

@@ -20,6 +20,7 @@ from entangle.data.intraword import (
     split_by_id,
 )
 from entangle.metrics import char_accuracy
+from entangle.options import UsageError
 
 # One line per repair or skip kind; the comment names it (line numbers matter: the report cites them).
 WIXARIKA_LINES = [
@@ -293,6 +294,16 @@ def test_real_spanish_wixarika():
     # the fixed split: these posts are in dev and test for every user
     assert [s.id for s in split["dev"][:5]] == ["2", "9", "15", "16", "32"]
     assert [s.id for s in split["test"][:5]] == ["25", "27", "35", "58", "60"]
+
+
+def test_intraword_names_are_read_their_own_way_only_for_their_own_task():
+    data_dir = shared_data("intraword_cs", "german_turkish_SAGT_substitute").parents[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tagging = load_corpus("turkish-german-sagt", data_dir=data_dir, task="tagging", splits=("dev",))
+    assert tagging.task == "tagging" and tagging.dev[0].tags  # its CoNLL-U read as POS tags
+    with pytest.raises(UsageError, match="spanish-wixarika is a char-tagging dataset; it cannot be read for tagging"):
+        load_corpus("spanish-wixarika", data_dir=data_dir, task="tagging")
 
 
 def test_real_turkish_german_sagt():

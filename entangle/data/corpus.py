@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..options import UsageError
 from ..tasks import get_task
 from .classification import is_classification_file, read_texts, read_wnut2020
 from .conll import DataFormatError, read_conll
@@ -47,7 +48,7 @@ class Corpus:
             raise FileNotFoundError(f"the data has no {name!r} split (found: {', '.join(self.files) or 'none'})")
         return sentences
 
-    @property
+    @functools.cached_property
     def labels(self) -> list[str]:
         """The label set training defines. Dev labels outside it are an error (model selection
         would score labels the model cannot predict); test labels outside it are a warning, one
@@ -142,15 +143,19 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     different numbers of columns (:func:`~entangle.data.conll.read_conll`).
     """
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
-    own_files, own_reader = set(files.values()), OWN_READERS.get(str(data))
     if "all" in files and not (train or dev or test):
         # No published split (one file): read it and split it by post id, the same for every user.
-        examples = split_by_id(own_reader(files["all"]))
+        if task not in (None, dataset_task):
+            raise UsageError(f"{data} is a {dataset_task} dataset; it cannot be read for {task}")
+        examples = split_by_id(OWN_READERS[str(data)](files["all"]))
         files = dict.fromkeys(("train", "dev", "test"), files["all"])
         return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
                       dataset_task, files)
+    own_files = set(files.values())
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
     task = get_task(task or dataset_task or default_task(files)).name
+    # A dataset's own layout, when it is read for its own task (SAGT's CoNLL-U also serves POS tagging).
+    own_reader = OWN_READERS.get(str(data)) if task == dataset_task else None
     generic = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
                                 conllu_tag=conllu_tag, text_field=text_field, label_field=label_field, ragged=ragged)
 

@@ -137,7 +137,7 @@ class DatasetSpec:
     name: str
     task: str
     #: split -> path under the data directory; a dataset without a published split has one
-    #: file, ``all``, which its reader splits (``entangle.data.intraword.split_by_id``)
+    #: file, ``all``, which ``load_corpus`` splits by post id (``entangle.data.intraword.split_by_id``)
     files: dict[str, str]
     #: path under the data directory -> download URL
     urls: dict[str, str]
