@@ -18,6 +18,7 @@ from .data.features import Featurizer, Window
 from .data.words import split_words
 from .decoding import DECODINGS
 from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
+from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
@@ -319,7 +320,7 @@ class Tagger:
 
         for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
             inputs = {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
-            with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
+            with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), attention_kernels(device):
                 result = forward(**inputs, sides=sides)
             probs = {}
             for side in sides:

@@ -25,6 +25,7 @@ from transformers import get_linear_schedule_with_warmup
 from .data.batching import Collator, train_loader
 from .data.features import Featurizer
 from .model_card import write_model_card
+from .modeling.kernels import attention_kernels
 from .noise import perturb_sentences
 from .plots import plot_training_curves
 from .schema import TrainingOptions
@@ -265,7 +266,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             generator.set_state(state.epoch_generator_state)
             batches = accelerator.skip_first_batches(loader, state.batches_done)
         for batch in batches:
-            with accelerator.accumulate(model):
+            with accelerator.accumulate(model), attention_kernels(accelerator.device):
                 loss = model(**batch).loss
                 accelerator.backward(loss)
                 if accelerator.sync_gradients:
