@@ -61,3 +61,17 @@ def test_autocast_choices_are_checked(tmp_path):
         Tagger(model, tokenizer, autocast="int8")
     with pytest.raises(ValueError, match="apply to PyTorch models"):
         Tagger(OnnxEntangleModel(tmp_path, model.config), tokenizer, autocast="bf16")
+
+
+def test_attention_on_cuda_runs_without_the_cudnn_backend():
+    """Issue #27: cuDNN's attention builds a graph per input shape (bf16 training was ~10x slower);
+    the context chooses the backends PyTorch may use, and on other devices leaves its choice."""
+    from entangle.modeling.kernels import attention_kernels
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    with attention_kernels(torch.device("cuda")):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    with attention_kernels(torch.device("cpu")):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
