@@ -13,11 +13,12 @@ here=$(dirname "$0")
 minutes=${MINUTES:-20}
 declare -A char objectives
 char=([lstm-mlm-distill]=builtin [lstm-mlm]=builtin [lstm-distill]=builtin
-      [lstm-2layer]=$here/lstm-2layer.json [canine-small]=$here/canine-small.json)
+      [lstm-2layer]=$here/lstm-2layer.json [lstm-2layer-mlm]=$here/lstm-2layer.json
+      [canine-small]=$here/canine-small.json)
 objectives=([lstm-mlm-distill]="mlm distill" [lstm-mlm]=mlm [lstm-distill]=distill
-            [lstm-2layer]="mlm distill" [canine-small]="mlm distill")
+            [lstm-2layer]="mlm distill" [lstm-2layer-mlm]=mlm [canine-small]="mlm distill")
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(lstm-mlm-distill lstm-mlm lstm-distill lstm-2layer canine-small)
+[ ${#variants[@]} -gt 0 ] || variants=(lstm-mlm-distill lstm-mlm lstm-distill lstm-2layer lstm-2layer-mlm canine-small)
 for name in "${variants[@]}"; do
   dir=$output/$name
   if [ -f "$dir/pretraining.json" ]; then echo "$name: done"; continue; fi
