@@ -17,7 +17,6 @@ from safetensors.torch import save_file
 
 from entangle.modeling.encoders import SHIPPED_CHAR, load_char_encoder
 
-PACKAGE_WEIGHTS = Path(__file__).resolve().parents[1] / "entangle" / "weights"
 #: Licences of the labelled datasets whose *training* text pretraining may read (../shared/data/README.md).
 DATASET_LICENCES = {"wnut17": "CC-BY 4.0", "conll2003": "research only (Reuters RCV1)", "tweebank": "CC BY-NC-SA 4.0"}
 
@@ -105,7 +104,7 @@ def main() -> None:
                      "entangle/modeling/encoders.py, first)")
     run = Path(args.run)
     encoder = load_char_encoder(str(run))
-    target = PACKAGE_WEIGHTS / args.name
+    target = SHIPPED_CHAR[aliases[0]]
     target.mkdir(parents=True, exist_ok=True)
     encoder.config.save_pretrained(target)  # float32 config: from_pretrained casts the float16 weights up
     save_file({k: v.to(torch.float16).contiguous() for k, v in encoder.state_dict().items()},
