@@ -17,7 +17,7 @@ import yaml
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import DEFAULT_CHAR, DEFAULT_SUBWORD, OBJECTIVES
+from .options import BUILTIN_CHAR, DEFAULT_SUBWORD, OBJECTIVES, char_encoder_kind, default_char_lr
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain = commands.add_parser("pretrain-char", help="pretrain a character encoder on raw text (character "
                                    "MLM and/or distillation from a subword encoder)")
     _pretraining_options(pretrain, "the encoder (--char OUTPUT loads it)", lr=1e-3)
-    pretrain.add_argument("--char", default=DEFAULT_CHAR, help="the encoder to pretrain: 'builtin', 'builtin-en', a .json config "
+    pretrain.add_argument("--char", default=BUILTIN_CHAR, help="the encoder to pretrain: 'builtin', 'builtin-en', a .json config "
                           "(e.g. {\"model_type\": \"canine\", ...} for a small CANINE) or a saved encoder directory")
     pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
                           "of train)")
@@ -181,10 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                                       "words on both sides at once, the encoders fixed); train --coattention-init "
                                       "starts from it")
     _pretraining_options(coattention, "the base model (train --coattention-init OUTPUT starts from it)", lr=1e-4)
-    # train's own options for the encoders and the co-attention; the encoders stay fixed, so the
-    # character encoder is the pretrained one by default.
+    # train's own options for the encoders and the co-attention, with train's defaults (the
+    # encoders stay fixed: the character encoder must be a pretrained one, as train's default is).
     add_options(coattention, ModelOptions, "model (as for train; give train the same)", only=PRETRAINED_MODEL_OPTIONS)
-    coattention.set_defaults(char="builtin-en")
 
     bench = commands.add_parser("bench", help="run a grid of datasets x systems x seeds with the same budget and "
                                 "write paper-style tables, plots and a significance test (see entangle/bench.py)")
@@ -264,8 +263,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             if action.dest in values:
                 action.required = False  # given by the file
     args = parser.parse_args(argv)
-    if args.command == "train":  # resolved here so that bench records it
-        args.isolate_sides = ModelOptions(**values_of(ModelOptions, args)).resolved().isolate_sides
+    if args.command == "train":  # resolved here so that a run records what it trains, and bench compares it
+        model = ModelOptions(**values_of(ModelOptions, args)).resolved()
+        args.isolate_sides, args.joint_head, args.predict_side = model.isolate_sides, model.joint_head, model.predict_side
+        if args.char_lr is None:
+            args.char_lr = default_char_lr(*char_encoder_kind(args.char), args.lr, args.new_lr)
     return args
 
 

@@ -4,16 +4,25 @@ torch or transformers, so ``entangle --help`` and option errors come at once."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 SIDES = ("subword", "char", "both")
 #: How characters and subwords are joined: the entanglement model's co-attention, or CharBERT's
 #: character channel through the subword encoder's own layers (``modeling/charbert.py``).
 FUSIONS = ("coattention", "charbert")
-#: The encoders used unless told: the built-in character encoder (from scratch) and offline MiniLM
-#: (``entangle.modeling.encoders`` resolves the names).
+#: The built-in character encoder (a BiLSTM, ``modeling/char_encoder.py``) from scratch, and its
+#: config's ``model_type``.
 BUILTIN_CHAR = "builtin"
-DEFAULT_CHAR = BUILTIN_CHAR
+BUILTIN_CHAR_MODEL_TYPE = "entangle-char"
+#: The built-in character encoder pretrained with ``entangle pretrain-char`` and shipped inside the
+#: package: name -> directory (its README.md is the model card: data, steps, time, losses, licence).
+_WEIGHTS = Path(__file__).resolve().parent / "weights"
+SHIPPED_CHAR = {"builtin-en": _WEIGHTS / "char-en", "builtin-en-2layer": _WEIGHTS / "char-en-2layer"}
+#: The encoders used unless told: the shipped pretrained character encoder, which the head reading
+#: both sides turns into a gain over MiniLM alone (WNUT-17, benchmarks/RESULTS.md), and offline
+#: MiniLM (``entangle.modeling.encoders`` resolves the names).
+DEFAULT_CHAR = "builtin-en"
 DEFAULT_SUBWORD = "minilm"
 #: Co-attention modules per side (the paper's m) of a model with co-attention, unless told.
 DEFAULT_COATTENTION_LAYERS = 2
@@ -49,6 +58,31 @@ def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:
     because the summed loss lets the character head pull the subword side below the subword encoder
     alone (WNUT-17, benchmarks/RESULTS.md)."""
     return side == "both" and num_coattention_layers > 0
+
+
+def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float) -> float:
+    """The character encoder's learning rate unless told: a pretrained transformer (CANINE) fine-tunes
+    at ``lr`` like the subword encoder; the built-in BiLSTM learns at ``new_lr`` even when pretrained,
+    being small and briefly pretrained (WNUT-17, m=2, joint head: 5e-4 gave the character side
+    31.52 F1 where 5e-5 gave 26.18, benchmarks/RESULTS.md)."""
+    return lr if pretrained and not builtin else new_lr
+
+
+def char_encoder_kind(char: str) -> tuple[bool, bool]:
+    """Whether the ``--char`` option names the built-in encoder, and whether a pretrained one, told
+    from the name alone (a local config is read, nothing is loaded): for :func:`default_char_lr`
+    before any model exists. A hub name is taken for a pretrained transformer."""
+    if char == BUILTIN_CHAR:
+        return True, False
+    if char in SHIPPED_CHAR:
+        return True, True
+    path = Path(char).expanduser()
+    config = path / "config.json" if path.is_dir() else path
+    try:
+        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):  # a hub name, or a file that loading will name
+        model_type = None
+    return model_type == BUILTIN_CHAR_MODEL_TYPE, not char.endswith(".json")
 
 
 def is_onnx_dir(path: str | Path) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .noise import ATTACK_NAMES
-from .options import (DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, PRETRAINED_SHAPE,
+from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, PRETRAINED_SHAPE,
                       isolate_sides_by_default)
 
 
@@ -72,24 +72,28 @@ class ModelOptions:
                                         "gradients back, so each head's loss trains only its own side (default: on "
                                         "with --side both and co-attention; --no-isolate-sides sums the losses, which "
                                         "lets the character head pull the subword encoder down: benchmarks/RESULTS.md)")
-    joint_head: bool = option(False, "with --side both: also train a head that reads both sides at once (a word's "
-                              "first-subword and first-character states concatenated), beside the side heads; "
-                              "--predict-side joint predicts from it")
-    predict_side: str | None = option(None, "head used for predictions and model selection (default: subword when "
-                                      "both are trained; joint implies --joint-head)",
-                                      choices=("subword", "char", "joint"))
+    joint_head: bool | None = option(None, "with --side both: also train a head that reads both sides at once (a "
+                                     "word's first-subword and first-character states concatenated), beside the side "
+                                     "heads (default: on with --side both)")
+    predict_side: str | None = option(None, "head used for predictions and model selection (default: joint with the "
+                                      "joint head, else subword when both sides are trained; joint implies "
+                                      "--joint-head)", choices=("subword", "char", "joint"))
     max_chars: int | None = option(None, "character window length (default: the encoder's limit)")
     max_subwords: int | None = option(None, "subword window length (default: the encoder's limit)")
 
     def resolved(self) -> ModelOptions:
         """These options with the defaults that depend on the others filled in: m and the trained side
-        (by the fusion), and whether the sides are isolated (by both)."""
+        (by the fusion), whether the sides are isolated (by both), the joint head and the head that
+        predicts (by the side)."""
         charbert = self.fusion == "charbert"
         layers = (0 if charbert else DEFAULT_COATTENTION_LAYERS) if self.coattention_layers is None \
             else self.coattention_layers
         side = self.side or ("subword" if charbert else "both")
         isolate = isolate_sides_by_default(side, layers) if self.isolate_sides is None else self.isolate_sides
-        return replace(self, coattention_layers=layers, side=side, isolate_sides=isolate)
+        joint = self.predict_side == "joint" or (side == "both" if self.joint_head is None else self.joint_head)
+        predict = self.predict_side or ("joint" if joint else "subword" if side == "both" else side)
+        return replace(self, coattention_layers=layers, side=side, isolate_sides=isolate, joint_head=joint,
+                       predict_side=predict)
 
     def config_kwargs(self) -> dict:
         """The :class:`~entangle.modeling.EntangleConfig` values these options set (the encoders apart)."""
@@ -118,9 +122,9 @@ class TrainingOptions:
     lr: float = option(5e-5, "learning rate of pretrained encoders")
     new_lr: float = option(5e-4, "learning rate of co-attention, projections, heads and randomly initialised "
                            "encoders")
-    char_lr: float | None = option(None, "learning rate of the character encoder (default: --lr when it is "
-                                   "pretrained, else --new-lr); e.g. --new-lr's for a briefly pretrained one "
-                                   "(pretrain-char)")
+    char_lr: float | None = option(None, "learning rate of the character encoder (default: --lr for a pretrained "
+                                   "transformer such as CANINE; --new-lr for the built-in encoder, from scratch or "
+                                   "pretrained: small and briefly pretrained, it learns too little at --lr)")
     # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
     # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
     freeze_subword_embeddings: bool = option(False, "keep the subword encoder's input embeddings fixed: with a "
@@ -152,12 +156,22 @@ class TrainingOptions:
 
 def upgraded(recorded: dict) -> dict:
     """Options recorded by an older entangle (a run's ``run_args.json``, a bench result) in today's
-    names: ``no_group_by_length: X`` is ``group_by_length: not X`` since the switch got its negation."""
-    if "no_group_by_length" not in recorded:
-        return recorded
-    negated = recorded["no_group_by_length"]
-    return {**{key: value for key, value in recorded.items() if key != "no_group_by_length"},
-            "group_by_length": not negated}
+    names and values: ``no_group_by_length: X`` is ``group_by_length: not X`` since the switch got its
+    negation; before ``entangle train`` resolved ``joint_head``, ``predict_side`` and ``char_lr``
+    (recorded as ``None`` or not at all), the joint head was off unless asked for, the subword head
+    predicted when both sides trained, and any pretrained character encoder trained at ``lr``."""
+    recorded = dict(recorded)
+    if "no_group_by_length" in recorded:
+        recorded["group_by_length"] = not recorded.pop("no_group_by_length")
+    if recorded.get("joint_head") is None:
+        recorded["joint_head"] = recorded.get("predict_side") == "joint"
+    if recorded.get("predict_side") is None:
+        side = ModelOptions(**{key: recorded[key] for key in ("fusion", "side") if key in recorded}).resolved().side
+        recorded["predict_side"] = "subword" if side == "both" else side
+    if recorded.get("char_lr") is None and {"char", "lr", "new_lr"} <= recorded.keys():
+        fresh = recorded["char"] == BUILTIN_CHAR or recorded["char"].endswith(".json")
+        recorded["char_lr"] = recorded["new_lr"] if fresh else recorded["lr"]
+    return recorded
 
 
 def values_of(options_class: type, values: Any) -> dict:

@@ -27,6 +27,7 @@ from .data.features import Featurizer
 from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
 from .noise import perturb_sentences
+from .options import BUILTIN_CHAR_MODEL_TYPE, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
 from .tasks import Task
@@ -49,25 +50,22 @@ class TrainingConfig(TrainingOptions):
 
 
 def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_lr: float | None = None) -> list[dict]:
-    """Pretrained vs new parameters, with vs without weight decay (biases, norms); ``char_lr``
-    gives the character encoder a rate of its own (e.g. a briefly pretrained one that should
-    still move as fast as a new one)."""
+    """The subword encoder (pretrained: ``lr``), the character encoder (``char_lr``, by default
+    :func:`~entangle.options.default_char_lr`) and the new layers (``new_lr``), each with and
+    without weight decay (biases, norms)."""
     config = model.config
-    pretrained_prefixes = tuple(
-        f"entangle.{side}_encoder."
-        for side in ("char", "subword")
-        if getattr(config, f"{side}_encoder_pretrained") and getattr(config, f"uses_{side}")
-    )
-    rates = (new_lr, lr, char_lr)  # by kind: new, pretrained, character encoder with its own rate
-    groups: dict[tuple[int, bool], list] = {}
+    if char_lr is None:
+        builtin = getattr(config.char_config, "model_type", None) == BUILTIN_CHAR_MODEL_TYPE
+        char_lr = default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr)
+    subword_rate = lr if config.subword_encoder_pretrained else new_lr
+    groups: dict[tuple[float, bool], list] = {}
     for name, param in model.named_parameters():
         if param.requires_grad:
-            kind = 2 if char_lr is not None and name.startswith("entangle.char_encoder.") else int(name.startswith(pretrained_prefixes))
-            groups.setdefault((kind, param.ndim >= 2), []).append(param)
-    return [
-        {"params": params, "lr": rates[kind], "weight_decay": weight_decay if decay else 0.0}
-        for (kind, decay), params in sorted(groups.items())
-    ]
+            rate = char_lr if name.startswith("entangle.char_encoder.") else \
+                subword_rate if name.startswith("entangle.subword_encoder.") else new_lr
+            groups.setdefault((rate, param.ndim >= 2), []).append(param)
+    return [{"params": params, "lr": rate, "weight_decay": weight_decay if decay else 0.0}
+            for (rate, decay), params in groups.items()]
 
 
 def adamw(groups: list[dict], **options) -> torch.optim.AdamW:

@@ -46,7 +46,7 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     assert [r["epoch"] for r in log] == [1, 2]
     config = json.loads((out / "model" / "config.json").read_text())
     assert (config["hidden_size"], config["num_attention_heads"], config["intermediate_size"]) == (24, 4, 40)
-    assert set(log[0]["dev"]) == {"subword", "char"} and 0.0 <= log[0]["dev"]["subword"]["f1"] <= 1.0
+    assert set(log[0]["dev"]) == {"subword", "char", "joint"} and 0.0 <= log[0]["dev"]["joint"]["f1"] <= 1.0
     assert (out / "model" / "model.safetensors").is_file()
     card = (out / "model" / "README.md").read_text()
     assert "co-attention modules per side (m) | 1" in card and "entangle train --data" in card
@@ -54,7 +54,7 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
 
     main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "test.json")])
     results = json.loads((tmp_path / "test.json").read_text())["results"]
-    assert set(results) == {"subword", "char"} and "per_type" in results["subword"]
+    assert set(results) == {"subword", "char", "joint"} and "per_type" in results["joint"]
 
     (tmp_path / "in.txt").write_text("Peter lives in New York.\n\nAnna sings!\n")
     main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",

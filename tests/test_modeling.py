@@ -306,6 +306,20 @@ def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
         assert lr_of[id(param)] == expected_lr, name
 
 
+@pytest.mark.parametrize("char_type, expected", [("entangle-char", 1e-3), ("canine", 1e-5)])
+def test_a_pretrained_character_encoder_trains_at_new_lr_if_built_in_else_at_lr(char_type, expected):
+    """The shipped BiLSTM is small and briefly pretrained: it learns at the new layers' rate; a
+    pretrained transformer (CANINE) fine-tunes gently, like the subword encoder."""
+    from entangle.training import parameter_groups
+
+    model, _ = tiny_model(m=1)
+    model.config.char_encoder_pretrained = True
+    model.config.char_config.model_type = char_type  # only the type is read
+    groups = parameter_groups(model, lr=1e-5, new_lr=1e-3, weight_decay=0.01)
+    rates = {g["lr"] for g in groups for p in g["params"] if any(p is q for q in model.entangle.char_encoder.parameters())}
+    assert rates == {expected}
+
+
 @pytest.mark.parametrize("m", [0, 1])
 def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_path, m):
     from entangle.data.conll import Sentence

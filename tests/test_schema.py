@@ -21,7 +21,9 @@ def test_every_field_is_a_train_option_with_its_default(options_class):
 
 def test_the_command_line_gives_the_training_loop_the_same_defaults():
     args = parse_args(["train", "--output", "x"])
-    assert TrainingConfig(output_dir="x", **values_of(TrainingOptions, args)) == TrainingConfig(output_dir="x")
+    # The command line resolves the character encoder's rate, as the loop would for builtin-en: --new-lr.
+    resolved_rate = TrainingConfig(output_dir="x", char_lr=TrainingOptions().new_lr)
+    assert TrainingConfig(output_dir="x", **values_of(TrainingOptions, args)) == resolved_rate
     assert ModelOptions(**values_of(ModelOptions, args)).resolved() == ModelOptions().resolved()
 
 
@@ -68,7 +70,46 @@ def test_tagger_create_takes_the_options_by_their_names_and_refuses_others():
         Tagger.create(None, None, ["O"], num_coattention_layers=0)
 
 
+@pytest.mark.parametrize(("argv", "joint_head", "predict_side", "char_lr"), [
+    ([], True, "joint", 5e-4),  # builtin-en, pretrained but built in: --new-lr
+    (["--side", "subword", "-m", "0"], False, "subword", 5e-4),
+    (["--no-joint-head"], False, "subword", 5e-4),
+    (["--predict-side", "joint", "--no-joint-head"], True, "joint", 5e-4),  # joint implies the head
+    (["--char", "builtin", "--new-lr", "1e-3"], True, "joint", 1e-3),
+    (["--char", "google/canine-s", "--lr", "2e-5"], True, "joint", 2e-5),  # a pretrained transformer: --lr
+    (["--char-lr", "1e-4"], True, "joint", 1e-4),
+])
+def test_derived_defaults_are_resolved_at_parse_time_so_that_a_run_records_them(argv, joint_head, predict_side, char_lr):
+    args = parse_args(["train", *argv])
+    assert (args.joint_head, args.predict_side, args.char_lr) == (joint_head, predict_side, char_lr)
+
+
+def test_a_saved_character_encoder_is_told_apart_by_its_config(tmp_path):
+    from entangle.options import char_encoder_kind
+
+    (tmp_path / "config.json").write_text('{"model_type": "entangle-char"}')
+    assert char_encoder_kind(str(tmp_path)) == (True, True)
+    (tmp_path / "config.json").write_text('{"model_type": "canine"}')
+    assert char_encoder_kind(str(tmp_path)) == (False, True)
+    assert char_encoder_kind(str(tmp_path / "config.json")) == (False, False)  # a .json config: a fresh encoder
+    assert char_encoder_kind("builtin") == (True, False)
+
+
 def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
-    assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3}
-    assert upgraded({"epochs": 3}) == {"epochs": 3}
+    assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3,
+                                                                   "joint_head": False, "predict_side": "subword"}
+    assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char"}) == {
+        "epochs": 3, "joint_head": False, "predict_side": "char"}
+
+
+@pytest.mark.parametrize(("recorded", "joint_head", "predict_side", "char_lr"), [
+    ({"char": "builtin", "side": "both", "joint_head": True, "predict_side": None}, True, "subword", 1e-3),
+    ({"char": "builtin-en", "side": "char", "predict_side": None}, False, "char", 1e-5),
+    ({"char": "x.json", "fusion": "charbert", "joint_head": False}, False, "subword", 1e-3),
+])
+def test_derived_defaults_recorded_unresolved_are_read_as_the_rules_of_then(recorded, joint_head, predict_side, char_lr):
+    """Before parse time resolved them, a recorded None meant: no joint head unless asked for, the
+    subword head predicting when both sides trained, a pretrained character encoder at --lr."""
+    run = upgraded({**recorded, "lr": 1e-5, "new_lr": 1e-3, "char_lr": None})
+    assert (run["joint_head"], run["predict_side"], run["char_lr"]) == (joint_head, predict_side, char_lr)
     assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did

@@ -14,6 +14,8 @@ from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
+from ..options import BUILTIN_CHAR_MODEL_TYPE
+
 # Odd multipliers for the hash functions. Hashing code points (as CANINE does) means the encoder
 # needs no vocabulary file and accepts every Unicode script; collisions are resolved by using
 # several hash functions and summing their embeddings.
@@ -50,7 +52,7 @@ class CharEncoderConfig(PreTrainedConfig):
             Standard deviation of the embedding initialisation.
     """
 
-    model_type = "entangle-char"
+    model_type = BUILTIN_CHAR_MODEL_TYPE
     # Its own __init__ (not a dataclass) and __eq__, for every transformers 5 release: see EntangleConfig.
     __eq__ = PreTrainedConfig.__eq__
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from transformers import AutoConfig, PreTrainedConfig
 
-from ..options import DEFAULT_COATTENTION_LAYERS, FUSIONS, SIDES, ConfigError, isolate_sides_by_default
+from ..options import (BUILTIN_CHAR_MODEL_TYPE, DEFAULT_COATTENTION_LAYERS, FUSIONS, SIDES, ConfigError,
+                       isolate_sides_by_default)
 from ..tasks import get_task
 
 #: Subword encoders whose layers CharBERT can run itself: BERT's embeddings + ``encoder.layer``
@@ -157,7 +158,7 @@ class EntangleConfig(PreTrainedConfig):
         **kwargs,
     ):
         # The nested configs first: PreTrainedConfig.__init__ sets the attention implementation on them.
-        self.char_config = _sub_config(char_config, "char_config", "entangle-char")
+        self.char_config = _sub_config(char_config, "char_config", BUILTIN_CHAR_MODEL_TYPE)
         self.subword_config = _sub_config(subword_config, "subword_config", "bert")
         self.char_encoder_name = char_encoder_name
         self.subword_encoder_name = subword_encoder_name

