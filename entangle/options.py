@@ -70,8 +70,9 @@ def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float) -
 
 def char_encoder_kind(char: str) -> tuple[bool, bool]:
     """Whether the ``--char`` option names the built-in encoder, and whether a pretrained one, told
-    from the name alone (a local config is read, nothing is loaded): for :func:`default_char_lr`
-    before any model exists. A hub name is taken for a pretrained transformer."""
+    from the name alone (a local config is read, nothing is loaded), so that ``entangle train``
+    records the rate of :func:`default_char_lr` before any model exists and the library picks the
+    same. A hub name (or a path not there) is taken for a pretrained transformer."""
     if char == BUILTIN_CHAR:
         return True, False
     if char in SHIPPED_CHAR:
@@ -82,7 +83,7 @@ def char_encoder_kind(char: str) -> tuple[bool, bool]:
         model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
     except (OSError, ValueError, AttributeError):  # a hub name, or a file that loading will name
         model_type = None
-    return model_type == BUILTIN_CHAR_MODEL_TYPE, not char.endswith(".json")
+    return model_type == BUILTIN_CHAR_MODEL_TYPE, path.is_dir() or not char.endswith(".json")
 
 
 def is_onnx_dir(path: str | Path) -> bool:

@@ -12,7 +12,7 @@ import resource
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -27,7 +27,7 @@ from .data.features import Featurizer
 from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
 from .noise import perturb_sentences
-from .options import BUILTIN_CHAR_MODEL_TYPE, default_char_lr
+from .options import BUILTIN_CHAR_MODEL_TYPE, UsageError, char_encoder_kind, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
 from .tasks import Task
@@ -49,23 +49,33 @@ class TrainingConfig(TrainingOptions):
     command: str | None = None
 
 
+def character_rate(config, lr: float, new_lr: float) -> float:
+    """The character encoder's rate unless told (:func:`~entangle.options.default_char_lr`), its
+    kind told from its name as ``entangle train`` tells it (so the two train alike), or from the
+    config for an encoder given without a name."""
+    if config.char_encoder_name:
+        return default_char_lr(*char_encoder_kind(config.char_encoder_name), lr, new_lr)
+    builtin = getattr(config.char_config, "model_type", None) == BUILTIN_CHAR_MODEL_TYPE
+    return default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr)
+
+
 def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_lr: float | None = None) -> list[dict]:
-    """The subword encoder (pretrained: ``lr``), the character encoder (``char_lr``, by default
-    :func:`~entangle.options.default_char_lr`) and the new layers (``new_lr``), each with and
-    without weight decay (biases, norms)."""
+    """New layers (``new_lr``), the pretrained subword encoder (``lr``) and the character encoder
+    (``char_lr``, by default :func:`character_rate`), each with and without weight decay (biases,
+    norms), in that order (a checkpoint's optimizer state is matched to them by position)."""
     config = model.config
-    if char_lr is None:
-        builtin = getattr(config.char_config, "model_type", None) == BUILTIN_CHAR_MODEL_TYPE
-        char_lr = default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr)
-    subword_rate = lr if config.subword_encoder_pretrained else new_lr
-    groups: dict[tuple[float, bool], list] = {}
+    char_lr = character_rate(config, lr, new_lr) if char_lr is None else char_lr
+    subword = "entangle.subword_encoder." if config.subword_encoder_pretrained and config.uses_subword else None
+    rates = (new_lr, lr, char_lr)  # by kind: new, pretrained subword encoder, character encoder
+    groups: dict[tuple[int, bool], list] = {}
     for name, param in model.named_parameters():
         if param.requires_grad:
-            rate = char_lr if name.startswith("entangle.char_encoder.") else \
-                subword_rate if name.startswith("entangle.subword_encoder.") else new_lr
-            groups.setdefault((rate, param.ndim >= 2), []).append(param)
-    return [{"params": params, "lr": rate, "weight_decay": weight_decay if decay else 0.0}
-            for (rate, decay), params in groups.items()]
+            kind = 2 if name.startswith("entangle.char_encoder.") else int(subword is not None and name.startswith(subword))
+            groups.setdefault((kind, param.ndim >= 2), []).append(param)
+    return [
+        {"params": params, "lr": rates[kind], "weight_decay": weight_decay if decay else 0.0}
+        for (kind, decay), params in sorted(groups.items())
+    ]
 
 
 def adamw(groups: list[dict], **options) -> torch.optim.AdamW:
@@ -209,6 +219,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     loader = epoch_loader(None)
     if config.freeze_subword_embeddings:
         freeze_subword_embeddings(model)
+    if config.char_lr is None:  # resolved here too, so that training_config.json records the rate used
+        config = replace(config, char_lr=character_rate(model.config, config.lr, config.new_lr))
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
@@ -225,7 +237,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     if config.resume:
         if not (output / CHECKPOINT_DIR).is_dir():
             raise FileNotFoundError(f"{output / CHECKPOINT_DIR}: no checkpoint to resume from")
-        accelerator.load_state(output / CHECKPOINT_DIR)
+        try:
+            accelerator.load_state(output / CHECKPOINT_DIR)
+        except ValueError as error:  # the optimizer's groups are matched by position and size
+            raise UsageError(f"{output / CHECKPOINT_DIR}: does not fit this model's optimizer ({error}); it was "
+                             "saved by another entangle version or with other options: start the run again") from None
     (output / "training_config.json").write_text(json.dumps(asdict(config), indent=2))
 
     def checkpoint() -> None:

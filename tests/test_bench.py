@@ -71,20 +71,20 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert sorted(p.name for p in run.iterdir()) == ["result.json", "test_predictions.json.gz"]  # small files only
     assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
     result = json.loads((run / "result.json").read_text())
-    assert set(result["test"]) == {"subword", "char"} and result["versions"]["torch"]
-    assert set(result["test_argmax"]) == {"subword", "char"}  # the same model decoded word by word
-    assert set(result["noisy_test"]) == {"charbert@1.0", "lower@1.0"} and set(result["noisy_test"]["lower@1.0"]) == {
-        "subword", "char"}
+    sides = {"subword", "char", "joint"}  # both sides and, by default, the joint head
+    assert set(result["test"]) == sides and result["versions"]["torch"]
+    assert set(result["test_argmax"]) == sides  # the same model decoded word by word
+    assert set(result["noisy_test"]) == {"charbert@1.0", "lower@1.0"} and set(result["noisy_test"]["lower@1.0"]) == sides
     assert result["peak_memory_mb"] > 0 and "--seed 2" in result["command"]
     if torch.cuda.is_available():  # where Accelerate trains: the GPU's name, else the CPU and its threads
         assert result["devices"] == [torch.cuda.get_device_name(0)]
     else:
         assert result["devices"][0].startswith("cpu, ") and "thread" in result["devices"][0]
-    assert [(e["epoch"], set(e["dev"])) for e in result["history"]] == [(1, {"subword", "char"})]
+    assert [(e["epoch"], set(e["dev"])) for e in result["history"]] == [(1, sides)]
     assert result["history"][0]["dev"]["char"]["f1"] == result["dev"]["char"]["f1"]  # one epoch: the best one
     markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
-    # 2 sides in 4 tables: the grid's, the noisy test sets', the decodings', the macro average's
-    assert markdown.count("| entangle m=1 |") == 8 and "**" in markdown and "paired-bootstrap" in markdown
+    # 3 heads in 4 tables: the grid's, the noisy test sets', the decodings', the macro average's
+    assert markdown.count("| entangle m=1 |") == 12 and "**" in markdown and "paired-bootstrap" in markdown
     assert "| system | side | runs | constrained | argmax | constrained − argmax |" in markdown
     assert f"Trained on: {result['devices'][0]} (4 runs)." in markdown
     assert "| system | side | clean | charbert@1.0 | lower@1.0 |" in markdown

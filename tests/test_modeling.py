@@ -306,14 +306,18 @@ def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
         assert lr_of[id(param)] == expected_lr, name
 
 
-@pytest.mark.parametrize("char_type, expected", [("entangle-char", 1e-3), ("canine", 1e-5)])
-def test_a_pretrained_character_encoder_trains_at_new_lr_if_built_in_else_at_lr(char_type, expected):
+@pytest.mark.parametrize("name, char_type, expected", [
+    (None, "entangle-char", 1e-3), (None, "canine", 1e-5),  # an encoder given without a name: its config
+    ("builtin-en", "entangle-char", 1e-3), ("google/canine-s", "canine", 1e-5),  # by name, as entangle train
+])
+def test_a_pretrained_character_encoder_trains_at_new_lr_if_built_in_else_at_lr(name, char_type, expected):
     """The shipped BiLSTM is small and briefly pretrained: it learns at the new layers' rate; a
     pretrained transformer (CANINE) fine-tunes gently, like the subword encoder."""
     from entangle.training import parameter_groups
 
     model, _ = tiny_model(m=1)
     model.config.char_encoder_pretrained = True
+    model.config.char_encoder_name = name
     model.config.char_config.model_type = char_type  # only the type is read
     groups = parameter_groups(model, lr=1e-5, new_lr=1e-3, weight_decay=0.01)
     rates = {g["lr"] for g in groups for p in g["params"] if any(p is q for q in model.entangle.char_encoder.parameters())}
