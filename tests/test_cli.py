@@ -142,7 +142,7 @@ def test_perturb_and_robustness(tmp_path, encoders, data):
     main(["robustness", f"tiny={out}", str(out / "model"), "--data", str(data), "--attacks", "charbert,upper",
           "--rates", "0,0.5,1", "--output", str(report)])
     rows = json.loads((report / "noise_curves.json").read_text())
-    assert len(rows) == 2 * 2 * 2 * 3  # models x sides x attacks x rates
+    assert len(rows) == 2 * 3 * 2 * 3  # models x heads (subword, char, joint) x attacks x rates
     assert {r["model"] for r in rows} == {"tiny", "model"}
     assert all(r["drop"] == 0 for r in rows if r["rate"] == 0)
     assert (report / "noise_curves.png").read_bytes().startswith(b"\x89PNG")

@@ -1,4 +1,4 @@
-"""A few dozen training steps on real WNUT-17 with the embedded defaults (MiniLM + built-in characters)."""
+"""A few dozen training steps on real data with MiniLM and the built-in character encoder from scratch."""
 
 import json
 
@@ -54,7 +54,8 @@ def test_classification_on_a_tweeteval_emotion_slice(tmp_path):
     tagger, losses = _fit_slice(tmp_path, corpus, 96, coattention_layers=1, task="classification")
     assert losses[-1] < losses[0], losses
     metrics = tagger.evaluate(corpus.test[:40])
-    assert set(metrics) == {"subword", "char"} and all(0 <= m["macro_f1"] <= 1 for m in metrics.values())
+    # both sides and the joint head, on by default (it reads each side's first position)
+    assert set(metrics) == {"subword", "char", "joint"} and all(0 <= m["macro_f1"] <= 1 for m in metrics.values())
     assert {r.label for r in tagger.classify([t.text for t in corpus.test[:5]])} <= set(corpus.labels)
 
 

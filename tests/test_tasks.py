@@ -144,7 +144,7 @@ def test_cli_classification_end_to_end(tmp_path, capsys):
     main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "test.json"),
           "--predictions", str(tmp_path / "pred.json")])
     results = json.loads((tmp_path / "test.json").read_text())["results"]
-    assert set(results) == {"subword", "char"} and 0 <= results["subword"]["macro_f1"] <= 1
+    assert set(results) == {"subword", "char", "joint"} and 0 <= results["joint"]["macro_f1"] <= 1
     assert json.loads((tmp_path / "pred.json").read_text())["gold"][0] == ["pos"]
     (tmp_path / "in.txt").write_text("so good\n\nbad day\n")
     main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",
