@@ -100,6 +100,7 @@ def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
                                                                    "joint_head": False, "predict_side": "subword"}
     assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char"}) == {
         "epochs": 3, "joint_head": False, "predict_side": "char"}
+    assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did
 
 
 @pytest.mark.parametrize(("recorded", "joint_head", "predict_side", "char_lr"), [
@@ -112,4 +113,3 @@ def test_derived_defaults_recorded_unresolved_are_read_as_the_rules_of_then(reco
     subword head predicting when both sides trained, a pretrained character encoder at --lr."""
     run = upgraded({**recorded, "lr": 1e-5, "new_lr": 1e-3, "char_lr": None})
     assert (run["joint_head"], run["predict_side"], run["char_lr"]) == (joint_head, predict_side, char_lr)
-    assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did

@@ -1,8 +1,9 @@
 """Loading the two encoders by name: the built-in ones, the offline ones, the hub, a directory.
 
 Hub names go through ``AutoModel.from_pretrained`` unchanged, so users with internet get any
-CANINE / BERT / RoBERTa / XLM-R model; the names below resolve without a hub. A name that looks
-like a path is never sent to the hub, and an unreachable hub fails at once (:mod:`.loading`).
+CANINE / BERT / RoBERTa / XLM-R model; the names below (and the shipped character encoders of
+``options.SHIPPED_CHAR``) resolve without a hub. A name that looks like a path is never sent to
+the hub, and an unreachable hub fails at once (:mod:`.loading`).
 """
 
 from __future__ import annotations
