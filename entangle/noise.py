@@ -18,6 +18,9 @@ The four attacks of CharBERT (Ma et al. 2020), on internal characters (never the
 
 and the noise of social-media text: ``lower`` (lower-case the word), ``upper`` (all caps) and
 ``repeat`` (repeat an internal letter two or three more times: "so" + "ooo").
+
+Whole examples lower-cased (:func:`lowercase_sentences`) are case augmentation for training:
+text written without capitals lower-cases every word, not a share of them.
 """
 
 from __future__ import annotations
@@ -158,3 +161,21 @@ def perturb_sentences(sentences: list[Sentence], attacks: str | tuple[str, ...],
     same tags (any example with a ``words`` field: ``Sentence``, ``LabelledText``)."""
     noisy = perturb_texts([s.words for s in sentences], attacks, rate, seed)
     return [replace(sentence, words=words) for sentence, words in zip(sentences, noisy)]
+
+
+def lower_case(word: str) -> str:
+    """``word`` lower-cased code point by code point, keeping any whose lower case is longer ("İ" ->
+    "i̇"), so that per-character labels stay aligned."""
+    return "".join(low if len(low := char.lower()) == 1 else char for char in word)
+
+
+def lowercase_sentences(sentences: list[Sentence], share: float, seed: int) -> list[Sentence]:
+    """A copy of a dataset with ``share`` of its examples lower-cased whole (which ones follows from
+    ``seed``); the rest, labels and lengths unchanged (any example with a ``words`` field). Case
+    augmentation: Mayhew et al. (2019) found training on cased and lower-cased copies together the
+    best way to tag text both with and without capitals."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must be in [0, 1], got {share}")
+    rng = random.Random(f"lowercase {seed}")  # apart from the attacks' draws of the same seed
+    chosen = set(rng.sample(range(len(sentences)), round(share * len(sentences))))
+    return [replace(s, words=[lower_case(w) for w in s.words]) if i in chosen else s for i, s in enumerate(sentences)]

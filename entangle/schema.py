@@ -148,6 +148,11 @@ class TrainingOptions:
                                 "of eligible words (0: off)", metavar="RATE")
     train_noise_attacks: tuple[str, ...] = option(("charbert",), "attacks of --train-noise, applied in turn (see "
                                                   "entangle perturb)", choices=ATTACK_NAMES)
+    # Case augmentation: the character side otherwise learns capitals as the cue for names, and
+    # text written without them (chat, lower-cased input) loses most of what it tags.
+    train_lowercase: float = option(0.0, "case augmentation: each epoch lower-cases this share of the training "
+                                    "examples whole, a fresh draw each epoch (labels unchanged; 0: off)",
+                                    metavar="SHARE")
 
     def __post_init__(self):
         self.train_noise_attacks = tuple(self.train_noise_attacks)  # a list from the command line or a file

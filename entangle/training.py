@@ -26,7 +26,7 @@ from .data.batching import Collator, train_loader
 from .data.features import Featurizer
 from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
-from .noise import perturb_sentences
+from .noise import lowercase_sentences, perturb_sentences
 from .options import BUILTIN_CHAR_MODEL_TYPE, UsageError, char_encoder_kind, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
@@ -206,12 +206,17 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                          f"{tagger.task.name}); it is for word and text labels")
     label_ids = [[label2id[label] for label in tagger.task.gold(s)] for s in train_sentences]
 
+    redrawn = bool(config.train_noise or config.train_lowercase)  # a training copy of each epoch's own
+
     def epoch_loader(epoch: int | None):
-        """Batches of the training windows; with ``train_noise``, of that epoch's own noisy copy."""
+        """Batches of the training windows; with ``train_noise`` or ``train_lowercase``, of that epoch's
+        own noisy or partly lower-cased copy."""
         sentences = train_sentences
         if config.train_noise and epoch is not None:  # a different draw each epoch
             sentences = perturb_sentences(sentences, config.train_noise_attacks, config.train_noise,
                                           config.seed + 1000 * epoch)
+        if config.train_lowercase and epoch is not None:
+            sentences = lowercase_sentences(sentences, config.train_lowercase, config.seed + 1000 * epoch)
         windows = tagger.featurizer.featurize([s.words for s in sentences], label_ids)
         return train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
 
@@ -271,7 +276,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                     disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
     while not finished():
         model.train()
-        if config.train_noise:  # drawn again from the epoch's seed, also when resuming mid-epoch
+        if redrawn:  # drawn again from the epoch's seed, also when resuming mid-epoch
             loader = accelerator.prepare(epoch_loader(state.epoch))
         if state.batches_done == 0:
             state.epoch_generator_state = generator.get_state()

@@ -382,6 +382,39 @@ def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_
               TrainingConfig(output_dir=str(tmp_path / "chars"), train_noise=0.5))
 
 
+@pytest.mark.parametrize("task", ["ner", "char-tagging"])
+def test_train_lowercase_lowers_a_fresh_share_of_examples_each_epoch_with_the_labels_kept(tmp_path, task):
+    from entangle.data.conll import Sentence
+    from entangle.data.intraword import CharTaggedSentence
+    from entangle.training import TrainingConfig, train
+
+    texts = [["Peter", "lives", "in", "Berlin"], ["Annabel", "Sings"], ["NASA", "launches", "Artemis"]] * 4
+    if task == "ner":
+        sentences = [Sentence(words, ["B-PER" if w[0].isupper() else "O" for w in words]) for words in texts]
+        tagger = Tagger(*tiny_model(m=1))
+    else:  # per-character labels: lower-casing keeps every word's length
+        sentences = [CharTaggedSentence(words, [["A" if c.isupper() else "B" for c in w] for w in words],
+                                        [False] * len(words)) for words in texts]
+        tagger = Tagger(*tiny_model(m=1, side="char", task="char-tagging", labels=["A", "B"]))
+    seen = []
+    featurize = tagger.featurizer.featurize
+
+    def spy(words, labels=None):
+        seen.append(([list(w) for w in words], labels))
+        return featurize(words, labels)
+
+    tagger.featurizer.featurize = spy
+    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path / "run"), epochs=2, batch_size=4,
+                                                   train_lowercase=0.5))
+    clean, first, second = (words for words, _ in seen)  # the clean windows, then one copy per epoch
+    assert clean == texts
+    for copy in first, second:
+        lowered = [words for words, original in zip(copy, texts) if words != original]
+        assert len(lowered) == 6 and all(words == [w.lower() for w in words] for words in lowered)
+    assert first != second
+    assert seen[0][1] == seen[1][1] == seen[2][1]  # labels unchanged
+
+
 @pytest.mark.parametrize("task", ["ner", "classification"])
 def test_the_joint_head_reads_both_sides_and_trains_beside_them(task):
     labels = ["neg", "pos"] if task == "classification" else LABELS

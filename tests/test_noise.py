@@ -10,6 +10,7 @@ from entangle.noise import (
     KEYBOARD_NEIGHBOURS,
     clusters,
     eligible,
+    lowercase_sentences,
     perturb_sentences,
     perturb_word,
     perturb_words,
@@ -90,11 +91,26 @@ def test_sentences_keep_tags_and_lengths():
     assert noisy[0].words != sentences[0].words and noisy[1].words == ["lol"]
 
 
+def test_lowercase_sentences_lowers_a_share_of_whole_examples_and_keeps_every_length():
+    sentences = [Sentence(["Peter", "visited", f"NYC{i}", "İzmir"], ["B-PER", "O", "B-LOC", "B-LOC"]) for i in range(10)]
+    lowered = lowercase_sentences(sentences, 0.3, seed=5)
+    changed = [i for i, (a, b) in enumerate(zip(sentences, lowered)) if a.words != b.words]
+    assert len(changed) == 3 and all(lowered[i].words[:3] == ["peter", "visited", f"nyc{i}"] for i in changed)
+    # "İ" lower-cases to two code points: kept, so per-character labels stay aligned
+    assert all(len(a) == len(b) for s, t in zip(sentences, lowered) for a, b in zip(s.words, t.words))
+    assert [s.tags for s in lowered] == [s.tags for s in sentences]
+    assert lowercase_sentences(sentences, 0.3, seed=5) == lowered and lowercase_sentences(sentences, 0.3, seed=6) != lowered
+    assert lowercase_sentences(sentences, 0.0, seed=5) == sentences
+    assert all(w == w.lower() or w == "İzmir" for s in lowercase_sentences(sentences, 1.0, seed=5) for w in s.words)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="unknown attack"):
         perturb_words(WORDS, "shout", 0.5, 0)
     with pytest.raises(ValueError, match="rate"):
         perturb_words(WORDS, "drop", 1.5, 0)
+    with pytest.raises(ValueError, match="share"):
+        lowercase_sentences([], -0.1, 0)
 
 
 def test_rewrite_keeps_the_format(tmp_path):
