@@ -290,7 +290,8 @@ def train_option_names() -> dict[str, str]:
 
 
 def train_defaults() -> dict:
-    """``entangle train``'s option defaults: what a run recorded before an option existed ran with."""
+    """``entangle train``'s option defaults: what a run recorded before an option existed ran with,
+    unless ``schema.upgraded`` says otherwise (an option whose default changed since it was added)."""
     return {action.dest: action.default for action in _train_actions()}
 
 

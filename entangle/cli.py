@@ -79,14 +79,14 @@ def run_train(args: argparse.Namespace) -> None:
     train_sentences = corpus.train[: args.limit_train]
     if args.train_noise and TASKS[corpus.task].unit == "char":
         raise UsageError(f"--train-noise changes characters, so it cannot keep the per-character labels of {corpus.task}")
-    model = values_of(ModelOptions, args)
-    tagger = Tagger.create(model.pop("char"), model.pop("subword"), corpus.labels, task=corpus.task, seed=args.seed,
-                           **model)
     options = dict(
         values_of(TrainingOptions, args), output_dir=args.output, resume=bool(args.resume), command=args.command_line,
         data_description=", ".join(f"{split}: {corpus.files[split]}" for split in ("train", "dev") if split in corpus.files),
     )
-    TrainingConfig(**options)  # fail on bad options before reading anything heavy
+    TrainingConfig(**options)  # fail on bad options before building or reading anything heavy
+    model = values_of(ModelOptions, args)
+    tagger = Tagger.create(model.pop("char"), model.pop("subword"), corpus.labels, task=corpus.task, seed=args.seed,
+                           **model)
     print(f"train: {len(train_sentences)} examples from {corpus.files['train']}; dev: "
           f"{len(corpus.dev) if corpus.dev else 0}; labels: {len(corpus.labels)}; task: {corpus.task}", file=sys.stderr)
     summary = tagger.fit(train_sentences, corpus.dev, **options)

@@ -14,7 +14,7 @@ from typing import Any
 
 from .noise import ATTACK_NAMES
 from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, PRETRAINED_SHAPE,
-                      isolate_sides_by_default)
+                      UsageError, isolate_sides_by_default)
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwargs) -> Any:
@@ -157,6 +157,9 @@ class TrainingOptions:
     def __post_init__(self):
         self.train_noise_attacks = tuple(self.train_noise_attacks)  # a list from the command line or a file
         self.patience = self.patience or 0  # None, as before 0 said it: never stop early
+        for name in ("train_noise", "train_lowercase"):  # shares: say so before anything is built or read
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise UsageError(f"{name} must be a share between 0 and 1, got {getattr(self, name)}")
 
 
 def upgraded(recorded: dict) -> dict:

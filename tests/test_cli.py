@@ -120,6 +120,15 @@ def test_bad_input_is_one_clear_error(tmp_path, encoders, data):
         main(["train", "--data", "no-such-dataset", "--output", str(tmp_path / "run")])
 
 
+@pytest.mark.parametrize("option", ["--train-lowercase", "--train-noise"])
+def test_a_share_outside_0_to_1_is_one_clear_error_before_the_model_is_built(tmp_path, encoders, data, option,
+                                                                              monkeypatch):
+    monkeypatch.setattr("entangle.predict.Tagger.create", lambda *args, **kwargs: pytest.fail("model built"))
+    with pytest.raises(SystemExit, match=f"{option[2:].replace('-', '_')} must be a share between 0 and 1, got 1.5"):
+        main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
+              option, "1.5", "--output", str(tmp_path / "run")])
+
+
 def test_options_from_a_config_file(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text("data: wnut17\ncoattention-layers: 3\nlr: 0.0001\noutput: somewhere\n")

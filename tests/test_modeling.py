@@ -238,8 +238,9 @@ def _weights(model):
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("group_by_length, train_noise", [(True, 0.0), (False, 0.0), (True, 0.5)])
-def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise):
+@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase",
+                         [(True, 0.0, 0.0), (False, 0.0, 0.0), (True, 0.5, 0.0), (True, 0.0, 0.5)])
+def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase):
     """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
     from entangle.data.conll import Sentence
     from entangle.training import TrainingConfig, train
@@ -254,7 +255,7 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
 
     def options(name):
         return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=0,
-                    group_by_length=group_by_length, train_noise=train_noise)
+                    group_by_length=group_by_length, train_noise=train_noise, train_lowercase=train_lowercase)
 
     reference = fresh()
     train(reference, sentences, sentences[:3], TrainingConfig(**options("reference")))
