@@ -356,13 +356,10 @@ def test_the_loop_state_carries_the_peak_memory_over_a_resume():
     assert older.peak_memory_mb == 0.0 and older.epoch == state.epoch
 
 
-def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_path):
-    from entangle.data.conll import Sentence
+def featurized_per_epoch(tmp_path, tagger, sentences, **options) -> list[tuple]:
+    """Train 2 epochs; each featurizing call's words and labels: the clean windows, then one copy per epoch."""
     from entangle.training import TrainingConfig, train
 
-    sentences = [Sentence(["Peter", "lives", "in", "Berlin", "today"], ["B-PER", "O", "O", "B-LOC", "O"]),
-                 Sentence(["Annabel", "sings", "loudly"], ["B-PER", "O", "O"])] * 4
-    tagger = Tagger(*tiny_model(m=1))
     seen = []
     featurize = tagger.featurizer.featurize
 
@@ -371,8 +368,18 @@ def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_
         return featurize(words, labels)
 
     tagger.featurizer.featurize = spy
-    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path / "run"), epochs=2, batch_size=4,
-                                                   train_noise=1.0, train_noise_attacks=("swap", "lower")))
+    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path / "run"), epochs=2, batch_size=4, **options))
+    return seen
+
+
+def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_path):
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "Berlin", "today"], ["B-PER", "O", "O", "B-LOC", "O"]),
+                 Sentence(["Annabel", "sings", "loudly"], ["B-PER", "O", "O"])] * 4
+    seen = featurized_per_epoch(tmp_path, Tagger(*tiny_model(m=1)), sentences, train_noise=1.0,
+                                train_noise_attacks=("swap", "lower"))
     clean, first, second = (words for words, _ in seen)  # the clean windows, then one copy per epoch
     assert clean == [s.words for s in sentences] and first != clean and second != first
     assert all(len(a) == len(b) for a, b in zip(first, clean)) and any(w.islower() and w != w0.lower()
@@ -387,7 +394,6 @@ def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_
 def test_train_lowercase_lowers_a_fresh_share_of_examples_each_epoch_with_the_labels_kept(tmp_path, task):
     from entangle.data.conll import Sentence
     from entangle.data.intraword import CharTaggedSentence
-    from entangle.training import TrainingConfig, train
 
     texts = [["Peter", "lives", "in", "Berlin"], ["Annabel", "Sings"], ["NASA", "launches", "Artemis"]] * 4
     if task == "ner":
@@ -397,16 +403,7 @@ def test_train_lowercase_lowers_a_fresh_share_of_examples_each_epoch_with_the_la
         sentences = [CharTaggedSentence(words, [["A" if c.isupper() else "B" for c in w] for w in words],
                                         [False] * len(words)) for words in texts]
         tagger = Tagger(*tiny_model(m=1, side="char", task="char-tagging", labels=["A", "B"]))
-    seen = []
-    featurize = tagger.featurizer.featurize
-
-    def spy(words, labels=None):
-        seen.append(([list(w) for w in words], labels))
-        return featurize(words, labels)
-
-    tagger.featurizer.featurize = spy
-    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path / "run"), epochs=2, batch_size=4,
-                                                   train_lowercase=0.5))
+    seen = featurized_per_epoch(tmp_path, tagger, sentences, train_lowercase=0.5)
     clean, first, second = (words for words, _ in seen)  # the clean windows, then one copy per epoch
     assert clean == texts
     for copy in first, second:
