@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/python -m pytest -q "$@"
+# One worker per CPU core, each test file whole on one worker (its module fixtures built once).
+.venv/bin/python -m pytest -q -n auto --dist loadfile "$@"

@@ -7,7 +7,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-torch.set_num_threads(int(os.environ.get("ENTANGLE_TEST_THREADS", min(2, torch.get_num_threads()))))
+# At most 2 threads a test, and no more than the cores each pytest-xdist worker has to itself.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1))
+torch.set_num_threads(int(os.environ.get("ENTANGLE_TEST_THREADS", max(1, min(2, torch.get_num_threads() // _WORKERS)))))
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
