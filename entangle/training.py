@@ -22,7 +22,7 @@ from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from .data.batching import Collator, train_loader
+from .data.batching import Collator, EpochWindows, train_loader
 from .data.features import Featurizer
 from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
@@ -208,20 +208,20 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
 
     redrawn = bool(config.train_noise or config.train_lowercase)  # a training copy of each epoch's own
 
-    def epoch_loader(epoch: int | None):
-        """Batches of the training windows; with ``train_noise`` or ``train_lowercase``, of that epoch's
-        own noisy or partly lower-cased copy."""
+    def epoch_windows(epoch: int | None):
+        """The training windows; with ``train_noise`` or ``train_lowercase``, of that epoch's own noisy or
+        partly lower-cased copy."""
         sentences = train_sentences
         if config.train_noise and epoch is not None:  # a different draw each epoch
             sentences = perturb_sentences(sentences, config.train_noise_attacks, config.train_noise,
                                           config.seed + 1000 * epoch)
         if config.train_lowercase and epoch is not None:
             sentences = lowercase_sentences(sentences, config.train_lowercase, config.seed + 1000 * epoch)
-        windows = tagger.featurizer.featurize([s.words for s in sentences], label_ids)
-        return train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
+        return tagger.featurizer.featurize([s.words for s in sentences], label_ids)
 
     generator = torch.Generator().manual_seed(config.seed)
-    loader = epoch_loader(None)
+    windows = EpochWindows(epoch_windows)
+    loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
     if config.freeze_subword_embeddings:
         freeze_subword_embeddings(model)
     if config.char_lr is None:  # resolved here too, so that training_config.json records the rate used
@@ -277,7 +277,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     while not finished():
         model.train()
         if redrawn:  # drawn again from the epoch's seed, also when resuming mid-epoch
-            loader = accelerator.prepare(epoch_loader(state.epoch))
+            windows.redraw(state.epoch)
         if state.batches_done == 0:
             state.epoch_generator_state = generator.get_state()
             batches = loader

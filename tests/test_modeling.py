@@ -390,6 +390,35 @@ def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_
               TrainingConfig(output_dir=str(tmp_path / "chars"), train_noise=0.5))
 
 
+def test_an_epochs_noisy_copy_is_freed_once_the_next_is_drawn(tmp_path):
+    """Memory stays at two featurized copies however many epochs run (not one more per epoch)."""
+    import gc
+    import weakref
+
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    class Windows(list):  # a list that takes weak references
+        pass
+
+    copies, alive_at_each_draw = [], []
+    tagger = Tagger(*tiny_model(m=1))
+    featurize = tagger.featurizer.featurize
+
+    def spy(words, labels=None):
+        gc.collect()
+        alive_at_each_draw.append([copy() is not None for copy in copies])
+        windows = Windows(featurize(words, labels))
+        copies.append(weakref.ref(windows))
+        return windows
+
+    tagger.featurizer.featurize = spy
+    sentences = [Sentence(["Peter", "lives", "in", "Berlin"], ["B-PER", "O", "O", "B-LOC"])] * 8
+    train(tagger, sentences, None, TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=4, train_noise=0.5))
+    # The clean windows, then epochs 1-3: when a copy is drawn, only the one before it is still held.
+    assert alive_at_each_draw == [[], [True], [False, True], [False, False, True]]
+
+
 @pytest.mark.parametrize("task", ["ner", "char-tagging"])
 def test_train_lowercase_lowers_a_fresh_share_of_examples_each_epoch_with_the_labels_kept(tmp_path, task):
     from entangle.data.conll import Sentence

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import torch
-from torch.utils.data import DataLoader, Sampler
+from torch.utils.data import DataLoader, Dataset, Sampler
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .features import CHAR_PAD, IGNORE, Window
@@ -47,12 +49,47 @@ class Collator:
         return batch
 
 
-def train_loader(windows: list[Window], batch_size: int, collator: Collator, generator: torch.Generator,
+class EpochWindows(Dataset):
+    """Training windows behind one loader for the whole run. ``redraw`` replaces them with an epoch's own
+    draw (a noisy or partly lower-cased copy), so no earlier epoch's copy stays in memory (a loader
+    prepared per epoch would: Accelerate keeps every loader it prepares). Not named ``set_epoch``:
+    Accelerate calls that on a dataset at each pass, counting passes from 0, also after a resume."""
+
+    def __init__(self, draw: Callable[[int | None], list[Window]]):
+        self.draw = draw
+        self.windows = draw(None)
+
+    def redraw(self, epoch: int) -> None:
+        self.windows = self.draw(epoch)
+
+    def __len__(self) -> int:
+        return len(self.windows)
+
+    def __getitem__(self, index: int) -> Window:
+        return self.windows[index]
+
+
+class _LengthGrouped(LengthGroupedSampler):
+    """Length groups of what the dataset holds when an epoch starts (a redrawn copy has other lengths)."""
+
+    def __init__(self, windows: Sequence[Window], batch_size: int, generator: torch.Generator):
+        super().__init__(batch_size, lengths=[w.length for w in windows], generator=generator)
+        self.windows = windows
+
+    def __len__(self) -> int:
+        return len(self.windows)
+
+    def __iter__(self):
+        self.lengths = [w.length for w in self.windows]
+        return super().__iter__()
+
+
+def train_loader(windows: Sequence[Window], batch_size: int, collator: Collator, generator: torch.Generator,
                  group_by_length: bool = True) -> DataLoader:
     """Shuffled batches; grouped by length (shuffled groups of similar windows) to waste less padding."""
     sampler: Sampler | None = None
     if group_by_length:
-        sampler = LengthGroupedSampler(batch_size, lengths=[w.length for w in windows], generator=generator)
+        sampler = _LengthGrouped(windows, batch_size, generator)
     # The loader gets the generator too: otherwise starting each epoch's iterator draws from the
     # global RNG, which shifts dropout after a mid-epoch resume.
     return DataLoader(windows, batch_size=batch_size, sampler=sampler, shuffle=sampler is None,
