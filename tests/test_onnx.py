@@ -134,22 +134,6 @@ def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):
         export_onnx(Tagger(model, tokenizer), tmp_path)
 
 
-@pytest.mark.parametrize("task, labels, side", [("classification", ["joy", "anger", "sadness"], "both"),
-                                                ("char-tagging", ["ES", "WIX", "MIXED"], "char")])
-def test_other_tasks_export_with_the_same_predictions(tmp_path, task, labels, side):
-    """A text classifier (no unit positions: it reads the first position) and a character tagger
-    (a position per character) export too and predict what PyTorch predicts."""
-    torch.manual_seed(0)
-    model, tokenizer = tiny_model(m=1, side=side, labels=labels, task=task)
-    torch_tagger = Tagger(model, tokenizer, batch_size=3)
-    onnx_tagger = Tagger.from_pretrained(export_onnx(torch_tagger, tmp_path / task), batch_size=3)
-    sides = model.config.trained_sides
-    expected, got = torch_tagger.probabilities(SENTENCES, sides), onnx_tagger.probabilities(SENTENCES, sides)
-    for side_name in sides:
-        for a, b in zip(expected[side_name], got[side_name]):
-            assert a.shape == b.shape and torch.allclose(a, b, atol=1e-4)
-
-
 def test_charbert_fusion_is_refused(tmp_path):
     model, tokenizer = tiny_model(m=0, side="subword", fusion="charbert")
     with pytest.raises(ValueError, match="fusion='charbert'"):
