@@ -130,7 +130,14 @@ class TrainingOptions:
     freeze_subword_embeddings: bool = option(False, "keep the subword encoder's input embeddings fixed: with a "
                                              "250k-piece vocabulary (multilingual-e5-small, XLM-R) their AdamW update "
                                              "is about half of a CPU training step (no effect without a subword encoder)")
-    warmup_ratio: float = option(0.1, "share of steps of linear warm-up")
+    # Early stopping under a generous --epochs cap ends a run long before a linear decay over the cap
+    # has lowered the rate: it stops at near-peak rates, where dev scores swing by several points.
+    lr_schedule: str = option("linear", "linear: warm-up, then a linear decay to 0 at --epochs; plateau (for "
+                              "training to convergence with --patience): warm-up over --warmup-ratio of the first "
+                              "epoch, then the rates halve after each epoch without a dev gain",
+                              choices=("linear", "plateau"))
+    warmup_ratio: float = option(0.1, "share of steps of linear warm-up (of every step with --lr-schedule linear, of "
+                                 "the first epoch's with plateau)")
     weight_decay: float = option(0.01, "AdamW's decoupled weight decay (not of biases and norms)")
     max_grad_norm: float = option(1.0, "gradient clipping")
     patience: int = option(3, "epochs without dev gain before stopping (0: never)")

@@ -12,6 +12,7 @@ import resource
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -19,6 +20,7 @@ from typing import Protocol
 import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
+from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
@@ -147,6 +149,7 @@ class LoopState:
         self.loss_sum = 0.0  # over the current epoch's batches
         self.best = {"epoch": None, "score": -math.inf, "dev": None}
         self.epochs_without_gain = 0
+        self.lr_halvings = 0  # --lr-schedule plateau: epochs without a dev gain so far
         self.log_lines = 0
         self.elapsed = 0.0
         self.peak_memory_mb = 0.0  # over every process that trained this run (a resumed one too)
@@ -155,8 +158,8 @@ class LoopState:
         # The shuffling generator as it was when the current epoch drew its batch order.
         self.epoch_generator_state = generator.get_state()
 
-    _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "log_lines", "elapsed",
-               "peak_memory_mb", "peak_gpu_memory_mb", "devices")
+    _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "lr_halvings", "log_lines",
+               "elapsed", "peak_memory_mb", "peak_gpu_memory_mb", "devices")
 
     def state_dict(self) -> dict:
         return {**{name: getattr(self, name) for name in self._FIELDS},
@@ -166,6 +169,12 @@ class LoopState:
         for name in self._FIELDS:
             setattr(self, name, state.get(name, getattr(self, name)))  # a field added since: its start value
         self.epoch_generator_state = state["epoch_generator_state"]
+
+
+def _halving_after_warmup(warmup_steps: int, state: LoopState) -> Callable[[int], float]:
+    """``--lr-schedule plateau``'s factor of each group's rate: a linear warm-up, then halved once per
+    epoch without a dev gain (read from ``state``, so a resumed run goes on at its rate)."""
+    return lambda step: min(1.0, step / max(1, warmup_steps)) * 0.5 ** state.lr_halvings
 
 
 class Trainee(Protocol):
@@ -232,12 +241,16 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     total_steps = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
-    scheduler = get_linear_schedule_with_warmup(
-        optimizer, int(config.warmup_ratio * total_steps) * accelerator.num_processes,
-        total_steps * accelerator.num_processes,
-    )
-    scheduler = accelerator.prepare(scheduler)
     state = LoopState(generator)
+    if config.lr_schedule == "plateau":
+        scheduler = LambdaLR(optimizer, _halving_after_warmup(
+            int(config.warmup_ratio * steps_per_epoch) * accelerator.num_processes, state))
+    else:
+        scheduler = get_linear_schedule_with_warmup(
+            optimizer, int(config.warmup_ratio * total_steps) * accelerator.num_processes,
+            total_steps * accelerator.num_processes,
+        )
+    scheduler = accelerator.prepare(scheduler)
     accelerator.register_for_checkpointing(state)
     if config.resume:
         if not (output / CHECKPOINT_DIR).is_dir():
@@ -321,6 +334,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 swap_in(temporary, output / BEST_DIR)
         else:
             state.epochs_without_gain += 1
+            if config.lr_schedule == "plateau":
+                state.lr_halvings += 1
         if accelerator.is_main_process:
             with open(log_path, "a") as log:
                 log.write(json.dumps(record) + "\n")

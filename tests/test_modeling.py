@@ -238,9 +238,10 @@ def _weights(model):
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase",
-                         [(True, 0.0, 0.0), (False, 0.0, 0.0), (True, 0.5, 0.0), (True, 0.0, 0.5)])
-def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase):
+@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase, lr_schedule",
+                         [(True, 0.0, 0.0, "linear"), (False, 0.0, 0.0, "linear"), (True, 0.5, 0.0, "linear"),
+                          (True, 0.0, 0.5, "linear"), (True, 0.0, 0.0, "plateau")])
+def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase, lr_schedule):
     """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
     from entangle.data.conll import Sentence
     from entangle.training import TrainingConfig, train
@@ -255,7 +256,8 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
 
     def options(name):
         return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=0,
-                    group_by_length=group_by_length, train_noise=train_noise, train_lowercase=train_lowercase)
+                    group_by_length=group_by_length, train_noise=train_noise, train_lowercase=train_lowercase,
+                    lr_schedule=lr_schedule)
 
     reference = fresh()
     train(reference, sentences, sentences[:3], TrainingConfig(**options("reference")))
@@ -341,6 +343,29 @@ def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_pat
     changed = {name for name, weight in model.state_dict().items() if not torch.equal(weight, before[name])}
     assert "entangle.subword_encoder.embeddings.position_embeddings.weight" in changed
     assert any(name.startswith("entangle.subword_encoder.encoder.") for name in changed)
+
+
+def test_the_plateau_schedule_warms_up_then_halves_the_rates_after_each_epoch_without_a_dev_gain(tmp_path):
+    from entangle.data.conll import Sentence
+    from entangle.training import CHECKPOINT_DIR, LoopState, TrainingConfig, _halving_after_warmup, train
+
+    state = LoopState(torch.Generator())
+    factor = _halving_after_warmup(4, state)
+    assert [factor(step) for step in (0, 2, 4, 9)] == [0.0, 0.5, 1.0, 1.0]
+    state.lr_halvings = 2
+    assert factor(9) == 0.25
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
+                 Sentence(["Anna"], ["B-PER"])] * 4
+    tagger = Tagger(*tiny_model(m=1))
+    flat = {"f1": 0.5, "precision": 0.5, "recall": 0.5}
+    tagger.evaluate = lambda *args, **kwargs: {side: flat for side in tagger.model.config.trained_sides}
+    train(tagger, sentences, sentences[:2], TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, patience=0,
+                                                           lr=1e-4, new_lr=1e-3, lr_schedule="plateau"))
+    checkpoint = tmp_path / CHECKPOINT_DIR
+    # Epochs 2 and 3 brought no gain: epoch 3 trained at half the rates; a fourth would train at a quarter.
+    assert torch.load(checkpoint / "custom_checkpoint_0.pkl", weights_only=False)["lr_halvings"] == 2
+    rates = {group["lr"] for group in torch.load(checkpoint / "optimizer.bin", weights_only=False)["param_groups"]}
+    assert rates == {5e-4}  # the tiny encoders are built from configs, not pretrained: all at new_lr
 
 
 def test_the_loop_state_carries_the_peak_memory_over_a_resume():
