@@ -78,6 +78,9 @@ class ModelOptions:
     predict_side: str | None = option(None, "head used for predictions and model selection (default: joint with the "
                                       "joint head, else subword when both sides are trained; joint implies "
                                       "--joint-head)", choices=("subword", "char", "joint"))
+    char_distill: float = option(0.0, "with --side both: the character head also learns from the joint head's "
+                                 "predictions (the subword head's without one): the KL divergence to their detached "
+                                 "probabilities, weighted by W, beside its own loss (0: off)", metavar="W")
     max_chars: int | None = option(None, "character window length (default: the encoder's limit)")
     max_subwords: int | None = option(None, "subword window length (default: the encoder's limit)")
 

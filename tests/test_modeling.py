@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from entangle.modeling import CharEncoderConfig, CharEncoderModel, EntangleConfig, EntangleForTokenClassification
 from entangle.options import ConfigError
@@ -485,3 +486,36 @@ def test_the_joint_head_reads_both_sides_and_trains_beside_them(task):
     assert trained == {"classifiers.joint"}
     with pytest.raises(ConfigError, match="the joint head reads both sides: it needs side='both'"):
         tiny_model(m=1, side="subword", joint_head=True)
+
+
+@pytest.mark.parametrize("task", ["ner", "classification"])
+def test_char_distill_teaches_the_character_head_from_the_joint_head_and_trains_only_the_character_side(task):
+    labels = ["neg", "pos"] if task == "classification" else LABELS
+    torch.manual_seed(0)
+    model, tokenizer = tiny_model(m=1, task=task, labels=labels, joint_head=True, char_distill=0.5)
+    assert model.config.joint_head and model.config.isolate_sides
+    tagger = Tagger(model.eval(), tokenizer)  # eval: no dropout, so the two losses below see the same logits
+    windows = tagger.featurizer.featurize([["Peter", "lives", "in", "Paris"], ["Bob"]],
+                                          [[0], [1]] if task == "classification" else [[1, 0, 0, 1], [1]])
+    batch = tagger.collator(windows)
+    with_teacher = model(**batch)
+    model.config.char_distill = 0.0
+    plain = model(**batch)
+    labelled = batch["labels"].flatten() != -100
+    char, joint = (x.reshape(-1, x.shape[-1])[labelled] for x in (plain.char_logits, plain.joint_logits))
+    expected = F.kl_div(F.log_softmax(char, -1), F.softmax(joint, -1), reduction="batchmean")
+    assert expected > 0
+    torch.testing.assert_close(with_teacher.loss - plain.loss, 0.5 * expected)
+    model.zero_grad()
+    (with_teacher.loss - plain.loss).backward()  # the distillation term alone
+    trained = {name.rsplit(".", 1)[0] for name, p in model.named_parameters() if p.grad is not None and p.grad.abs().sum() > 0}
+    assert any(name.startswith("classifiers.char") for name in trained)
+    assert any(name.startswith("entangle.char_encoder") for name in trained)
+    assert not [name for name in trained if "subword" in name or "joint" in name]
+
+
+def test_char_distill_needs_both_sides_and_a_weight_of_at_least_zero():
+    with pytest.raises(ConfigError, match="char_distill teaches the character head from the other heads: it needs side='both'"):
+        tiny_model(m=1, side="char", char_distill=0.5)
+    with pytest.raises(ConfigError, match="char_distill is a loss weight: it must be >= 0"):
+        tiny_model(m=1, char_distill=-1.0)

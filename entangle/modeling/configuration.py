@@ -86,6 +86,11 @@ class EntangleConfig(PreTrainedConfig):
             first-subword state and first-character state concatenated, a text's two first
             positions), then a linear layer. With isolated sides it reads them detached, so it
             trains beside the side heads without changing them.
+        char_distill (`float`, defaults to 0):
+            With `side="both"`: weight of a second loss for the character head, the KL divergence
+            from the joint head's predicted distribution (the subword head's without a joint head),
+            detached, to its own. The character side learns more slowly than the subword side; the
+            teacher gives it a full distribution per word instead of a single gold label.
         max_chars (`int`, *optional*):
             Longest character window, start/end markers included. Longer sentences are split
             into overlapping windows. Defaults to the character encoder's limit.
@@ -155,6 +160,7 @@ class EntangleConfig(PreTrainedConfig):
         char_hash_buckets: int = 8192,
         fusion_kernel_size: int = 3,
         joint_head: bool = False,
+        char_distill: float = 0.0,
         **kwargs,
     ):
         # The nested configs first: PreTrainedConfig.__init__ sets the attention implementation on them.
@@ -188,6 +194,7 @@ class EntangleConfig(PreTrainedConfig):
         self.char_hash_buckets = char_hash_buckets
         self.fusion_kernel_size = fusion_kernel_size
         self.joint_head = joint_head
+        self.char_distill = char_distill
         super().__init__(**kwargs)
         self._complete()
 
@@ -203,6 +210,11 @@ class EntangleConfig(PreTrainedConfig):
             raise ConfigError(f"the joint head reads both sides: it needs side='both', got side={self.side!r}")
         if self.predict_side not in self.trained_sides:
             raise ConfigError(f"predict_side {self.predict_side!r} is not among the trained sides of side={self.side!r}")
+        if self.char_distill < 0:
+            raise ConfigError(f"char_distill is a loss weight: it must be >= 0, got {self.char_distill}")
+        if self.char_distill and self.side != "both":
+            raise ConfigError(f"char_distill teaches the character head from the other heads: it needs side='both', "
+                              f"got side={self.side!r}")
         if self.isolate_sides is None:
             self.isolate_sides = isolate_sides_by_default(self.side, self.num_coattention_layers)
         if self.isolate_sides and (self.side != "both" or not self.num_coattention_layers):

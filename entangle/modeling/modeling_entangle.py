@@ -274,6 +274,8 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
             # Every head's loss, summed (isolated sides and a joint head beside them each train only their own part).
             loss = sum(F.cross_entropy(x.reshape(-1, x.shape[-1]), labels.flatten(), ignore_index=-100)
                        for x in logits.values())
+            if self.config.char_distill and "char" in logits:
+                loss = loss + self.config.char_distill * _distillation(logits["char"], logits, labels)
         return EntangleTaggerOutput(
             loss=loss,
             logits=logits.get(self.config.predict_side),
@@ -281,6 +283,19 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
             char_logits=logits.get("char"),
             joint_logits=logits.get("joint"),
         )
+
+
+def _distillation(char_logits: torch.Tensor, logits: dict[str, torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+    """KL divergence from the joint head's (else the subword head's) detached distribution to the
+    character head's, averaged over the labelled units: it trains the character head only."""
+    teacher = logits.get("joint", logits.get("subword"))
+    if teacher is None:  # a forward limited to the character head (sides=("char",)) has no teacher
+        return char_logits.new_zeros(())
+    labelled = labels.flatten() != -100
+    student, teacher = (x.reshape(-1, x.shape[-1])[labelled] for x in (char_logits, teacher.detach()))
+    divergence = F.kl_div(F.log_softmax(student, dim=-1), F.log_softmax(teacher, dim=-1), log_target=True,
+                          reduction="sum")
+    return divergence / labelled.sum().clamp(min=1)
 
 
 class EntangleForTokenClassification(_EntangleWithHeads):
