@@ -109,8 +109,9 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
     if base.config.isolate_sides:
         raise ConfigError("co-attention pretraining trains each side to be read by the other: build the model "
                           "with isolate_sides=False")
-    if base.config.positional_alignment:
-        raise ConfigError("pretraining does not feed positional alignment (each subword's character span) yet")
+    if base.config.positional_alignment or base.config.alignment_bias:
+        raise ConfigError("pretraining does not feed positional alignment or the alignment bias (each subword's "
+                          "character span) yet")
     if tokenizer.mask_token_id is None:
         raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,

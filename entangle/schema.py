@@ -63,6 +63,9 @@ class ModelOptions:
     positional_alignment: bool = option(False, "tell the co-attention which characters spell which subword: learned "
                                         "embeddings of each character's subword and each subword's character span, "
                                         "added to both sides before it (one of the paper's proposed extensions)")
+    alignment_bias: bool = option(False, "the co-attention's cross-attention starts favouring each character's own "
+                                  "subword and each subword's own characters: a learned score bonus per head for "
+                                  "those pairs (not with --char-downsample > 1)")
     coattention_init: str | None = option(None, "start the projections and co-attention modules from the output "
                                           "of entangle pretrain-coattention (the paper's MLM pretraining of the "
                                           "co-attention; same encoders and co-attention options)", metavar="DIR")

@@ -27,8 +27,9 @@ KINDS = {  # model kind -> options, per task unit (a character task is read from
     "co-attention m=1": lambda unit: dict(m=1, side="char" if unit == "char" else "both"),
     "co-attention m=1, characters shortened 2-fold": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
                                                                         char_downsample=2),
-    "co-attention m=1, positional alignment": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
-                                                                positional_alignment=True),
+    # Both read each subword's character span (one kind, to keep the suite's exports few).
+    "co-attention m=1, positional alignment, alignment bias": lambda unit: dict(
+        m=1, side="char" if unit == "char" else "both", positional_alignment=True, alignment_bias=True),
     "CharBERT-style": lambda unit: None if unit == "char" else dict(m=0, side="subword", fusion="charbert"),
 }
 

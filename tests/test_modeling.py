@@ -73,8 +73,9 @@ def test_width_projection_only_where_widths_differ():
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "xlmr"])
-@pytest.mark.parametrize("m, options", [(0, {}), (2, {}), (2, {"char_downsample": 3}), (2, {"positional_alignment": True})],
-                         ids=["m0", "m2", "m2-downsample3", "m2-positional-alignment"])
+@pytest.mark.parametrize("m, options", [(0, {}), (2, {}), (2, {"char_downsample": 3}), (2, {"positional_alignment": True}),
+                                        (2, {"alignment_bias": True})],
+                         ids=["m0", "m2", "m2-downsample3", "m2-positional-alignment", "m2-alignment-bias"])
 def test_padding_invariance(family, m, options):
     """Adding a longer sentence to the batch leaves the other sentences' logits unchanged."""
     model, tokenizer = tiny_model(m=m, family=family, **options)
@@ -519,3 +520,32 @@ def test_char_distill_needs_both_sides_and_a_weight_of_at_least_zero():
         tiny_model(m=1, side="char", char_distill=0.5)
     with pytest.raises(ConfigError, match="char_distill is a loss weight: it must be >= 0"):
         tiny_model(m=1, char_distill=-1.0)
+
+
+def test_alignment_bias_starts_the_cross_attention_on_each_characters_own_subword_and_learns():
+    from entangle.attention import cross_attention
+
+    torch.manual_seed(0)
+    plain, tokenizer = tiny_model(m=2)
+    torch.manual_seed(0)
+    biased, _ = tiny_model(m=2, alignment_bias=True)
+    assert biased.config.uses_subword_char_spans
+    blocks = [layer.cross for layers in (biased.entangle.coattention.char_layers,
+                                         biased.entangle.coattention.subword_layers) for layer in layers]
+    assert all(torch.equal(block.alignment_bias, torch.full((2,), 2.0)) for block in blocks)
+    words = ["Peter", "lives", "in", "Paris"]
+
+    def own_mass(model) -> float:
+        attention = cross_attention(Tagger(model, tokenizer), words)
+        inside = torch.tensor([[c == s and c is not None for s in attention.subword_words] for c in attention.char_words])
+        return float((attention.char_to_subword[0].mean(0) * inside).sum() / inside.any(-1).sum())
+
+    assert own_mass(biased) > 1.5 * own_mass(plain)  # the same weights otherwise
+    tagger = Tagger(biased.train(), tokenizer)
+    batch = tagger.collator(tagger.featurizer.featurize([words, ["Bob"]], [[1, 0, 0, 1], [1]]))
+    biased(**batch).loss.backward()
+    assert all(block.alignment_bias.grad is not None and block.alignment_bias.grad.abs().sum() > 0 for block in blocks)
+    with pytest.raises(ConfigError, match="alignment_bias favours aligned pairs in the co-attention: it needs co-attention"):
+        tiny_model(m=0, side="subword", alignment_bias=True)
+    with pytest.raises(ConfigError, match="it needs every character in the co-attention"):
+        tiny_model(m=1, alignment_bias=True, char_downsample=2)

@@ -10,6 +10,7 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.utils import ModelOutput
 
+from .coattention import ALIGNMENT_BIAS_INIT, TransformerBlock
 from .configuration import EntangleConfig
 
 
@@ -35,3 +36,5 @@ class EntanglePreTrainedModel(PreTrainedModel):
         elif isinstance(module, nn.LayerNorm):
             nn.init.ones_(module.weight)
             nn.init.zeros_(module.bias)
+        elif isinstance(module, TransformerBlock) and module.alignment_bias is not None:
+            nn.init.constant_(module.alignment_bias, ALIGNMENT_BIAS_INIT)

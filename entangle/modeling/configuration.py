@@ -68,6 +68,10 @@ class EntangleConfig(PreTrainedConfig):
             Before the co-attention, tell each character which subword it belongs to and each
             subword its character span, as learned embeddings added to both sides
             (`modeling/positional_alignment.py`; one of the paper's proposed extensions).
+        alignment_bias (`bool`, defaults to `False`):
+            Each co-attention module's cross-attention adds a learned bonus per head (starting at
+            2) to the score of each character and the subword that spells it, in both directions
+            (`modeling/coattention.py`). Not with `char_downsample` > 1.
         hidden_dropout_prob, attention_probs_dropout_prob, classifier_dropout (`float`):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
@@ -142,6 +146,7 @@ class EntangleConfig(PreTrainedConfig):
         intermediate_size: int | None = None,
         char_downsample: int = 1,
         positional_alignment: bool = False,
+        alignment_bias: bool = False,
         coattention_init: str | None = None,
         hidden_dropout_prob: float = 0.1,
         attention_probs_dropout_prob: float = 0.1,
@@ -176,6 +181,7 @@ class EntangleConfig(PreTrainedConfig):
         self.intermediate_size = intermediate_size
         self.char_downsample = char_downsample
         self.positional_alignment = positional_alignment
+        self.alignment_bias = alignment_bias
         self.coattention_init = coattention_init
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
@@ -234,6 +240,12 @@ class EntangleConfig(PreTrainedConfig):
         if self.positional_alignment and not self.num_coattention_layers:
             raise ConfigError("positional_alignment tells the co-attention which characters spell which subword: "
                               f"it needs co-attention (m > 0), got m={self.num_coattention_layers}")
+        if self.alignment_bias and not self.num_coattention_layers:
+            raise ConfigError("alignment_bias favours aligned pairs in the co-attention: it needs co-attention (m > 0), "
+                              f"got m={self.num_coattention_layers}")
+        if self.alignment_bias and self.char_downsample > 1:
+            raise ConfigError("alignment_bias pairs each character with its subword: it needs every character in the "
+                              f"co-attention (char_downsample 1), got {self.char_downsample}")
         if self.positional_alignment and (self.max_chars is None or self.max_subwords is None):
             raise ConfigError("positional_alignment has a position per character and per subword: it needs "
                               "max_chars and max_subwords")
@@ -291,5 +303,6 @@ class EntangleConfig(PreTrainedConfig):
 
     @property
     def uses_subword_char_spans(self) -> bool:
-        """Whether the model reads each subword's first and last character (CharBERT, positional alignment)."""
-        return self.fusion == "charbert" or self.positional_alignment
+        """Whether the model reads each subword's first and last character (CharBERT, positional alignment,
+        alignment bias)."""
+        return self.fusion == "charbert" or self.positional_alignment or self.alignment_bias

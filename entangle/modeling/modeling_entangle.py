@@ -29,7 +29,7 @@ from .encoders import (
     subword_window_limit,
 )
 from .loading import local_dir, read_config, reading_weights, weights_file
-from .positional_alignment import PositionalAlignment
+from .positional_alignment import PositionalAlignment, char_subword_alignment
 
 
 @dataclass
@@ -68,6 +68,7 @@ class EntangleModel(EntanglePreTrainedModel):
             dropout=config.hidden_dropout_prob,
             attention_dropout=config.attention_probs_dropout_prob,
             layer_norm_eps=config.layer_norm_eps,
+            alignment_bias=config.alignment_bias,
         )
         self.positional_alignment = (
             PositionalAlignment(config.hidden_size, config.max_chars, config.max_subwords, config.initializer_range)
@@ -88,7 +89,7 @@ class EntangleModel(EntanglePreTrainedModel):
     ) -> EntangleModelOutput:
         """``sides``: the sides whose final states are needed (with co-attention, the other side's
         last module is skipped and its states are ``None``). ``subword_char_*`` (positional
-        alignment only): each subword's first and last character."""
+        alignment and alignment bias only): each subword's first and last character."""
         char_states = subword_states = None
         if self.char_encoder is not None:
             encoded = self.char_encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state
@@ -103,8 +104,10 @@ class EntangleModel(EntanglePreTrainedModel):
             full, coattention_char_mask = char_states, char_mask
             if self.char_downsampling is not None:
                 char_states, coattention_char_mask = self.char_downsampling.down(char_states, char_mask)
+            alignment = (char_subword_alignment(char_states.shape[1], subword_char_starts, subword_char_ends,
+                                                subword_mask) if self.config.alignment_bias else None)
             char_states, subword_states = self.coattention(char_states, coattention_char_mask, subword_states,
-                                                           subword_mask, sides)
+                                                           subword_mask, sides, alignment)
             if self.char_downsampling is not None and char_states is not None:
                 char_states = self.char_downsampling.up(char_states, full)
         return EntangleModelOutput(char_states=char_states, subword_states=subword_states)

@@ -48,8 +48,14 @@ def char_owners(n_chars: int, subword_char_starts: torch.Tensor, subword_char_en
     """(batch, n_chars): the position of the first subword whose span holds each character (a clipped
     word's extra subwords all end on its last character), ``outside`` for a character in none (the
     spaces between words)."""
-    chars = torch.arange(n_chars, device=subword_char_starts.device)
-    # (batch, n_chars, n_subwords): character p lies in subword j's span.
-    inside = ((subword_char_starts[:, None, :] <= chars[None, :, None])
-              & (chars[None, :, None] <= subword_char_ends[:, None, :]) & subword_mask[:, None, :].bool())
+    inside = char_subword_alignment(n_chars, subword_char_starts, subword_char_ends, subword_mask)
     return torch.where(inside.any(-1), inside.int().argmax(-1), outside)
+
+
+def char_subword_alignment(n_chars: int, subword_char_starts: torch.Tensor, subword_char_ends: torch.Tensor,
+                           subword_mask: torch.Tensor) -> torch.Tensor:
+    """(batch, n_chars, n_subwords): True where character p lies in subword j's span (padding
+    subwords hold none)."""
+    chars = torch.arange(n_chars, device=subword_char_starts.device)
+    return ((subword_char_starts[:, None, :] <= chars[None, :, None])
+            & (chars[None, :, None] <= subword_char_ends[:, None, :]) & subword_mask[:, None, :].bool())
