@@ -24,7 +24,8 @@ from entangle.predict import Tagger
 
 
 def own_word_mass(attention, direction: str) -> list[dict[str, float]]:
-    """Per module: the mean mass from each word's first position onto its own word, and uniform's."""
+    """Per module: the mass from each word's first position onto its own word, and uniform's, summed
+    over the words (averaged by ``main`` over every sentence's words)."""
     if direction == "char_to_subword":
         queries, keys, weights = attention.char_words, attention.subword_words, attention.char_to_subword
     else:
@@ -33,18 +34,10 @@ def own_word_mass(attention, direction: str) -> list[dict[str, float]]:
     for position, word in enumerate(queries):
         if word is not None and word not in firsts:
             firsts[word] = position
-    real_keys = len(weights[0][0, 0]) if weights else 0
-    per_module = []
-    for module in weights:
-        mean = module.mean(0)  # heads averaged: (n_queries, n_keys)
-        masses, uniforms = [], []
-        for word, position in firsts.items():
-            own = [k for k, owner in enumerate(keys) if owner == word]
-            masses.append(float(mean[position, own].sum()))
-            uniforms.append(len(own) / real_keys)
-        per_module.append({"mass": sum(masses) / len(masses), "uniform": sum(uniforms) / len(uniforms),
-                           "words": len(masses)})
-    return per_module
+    own = {word: [k for k, owner in enumerate(keys) if owner == word] for word in firsts}
+    uniform = sum(len(own[word]) / len(keys) for word in firsts)
+    return [{"mass": sum(float(module.mean(0)[position, own[word]].sum()) for word, position in firsts.items()),
+             "uniform": uniform, "words": len(firsts)} for module in weights]  # module.mean(0): heads averaged
 
 
 def main() -> None:
@@ -65,9 +58,8 @@ def main() -> None:
                 slot = totals.setdefault(direction, [])
                 if len(slot) <= i:
                     slot.append({"mass": 0.0, "uniform": 0.0, "words": 0})
-                for key in ("mass", "uniform"):
-                    slot[i][key] += module[key] * module["words"]
-                slot[i]["words"] += module["words"]
+                for key in ("mass", "uniform", "words"):
+                    slot[i][key] += module[key]
     result = {"model": args.model, "data": args.data, "split": args.split, "sentences": len(sentences),
               "command": "python benchmarks/attention_alignment.py " + " ".join(
                   f"{args.model} --data {args.data} --split {args.split} --sentences {args.sentences} "
