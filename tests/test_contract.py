@@ -25,8 +25,9 @@ EXAMPLES = {
 KINDS = {  # model kind -> options, per task unit (a character task is read from the character side only)
     "co-attention m=0": lambda unit: dict(m=0, side="char" if unit == "char" else "subword"),
     "co-attention m=1": lambda unit: dict(m=1, side="char" if unit == "char" else "both"),
-    "co-attention m=1, characters shortened 2-fold": lambda unit: dict(m=1, side="char" if unit == "char" else "both",
-                                                                        char_downsample=2),
+    # The default's alignment bias, between shortened positions and subwords.
+    "co-attention m=1, characters shortened 2-fold, alignment bias": lambda unit: dict(
+        m=1, side="char" if unit == "char" else "both", char_downsample=2, alignment_bias=True),
     # Both read each subword's character span (one kind, to keep the suite's exports few).
     "co-attention m=1, positional alignment, alignment bias": lambda unit: dict(
         m=1, side="char" if unit == "char" else "both", positional_alignment=True, alignment_bias=True),

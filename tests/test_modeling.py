@@ -74,8 +74,9 @@ def test_width_projection_only_where_widths_differ():
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "xlmr"])
 @pytest.mark.parametrize("m, options", [(0, {}), (2, {}), (2, {"char_downsample": 3}), (2, {"positional_alignment": True}),
-                                        (2, {"alignment_bias": True})],
-                         ids=["m0", "m2", "m2-downsample3", "m2-positional-alignment", "m2-alignment-bias"])
+                                        (2, {"alignment_bias": True}), (2, {"alignment_bias": True, "char_downsample": 3})],
+                         ids=["m0", "m2", "m2-downsample3", "m2-positional-alignment", "m2-alignment-bias",
+                              "m2-downsample3-alignment-bias"])
 def test_padding_invariance(family, m, options):
     """Adding a longer sentence to the batch leaves the other sentences' logits unchanged."""
     model, tokenizer = tiny_model(m=m, family=family, **options)
@@ -547,5 +548,13 @@ def test_alignment_bias_starts_the_cross_attention_on_each_characters_own_subwor
     assert all(block.alignment_bias.grad is not None and block.alignment_bias.grad.abs().sum() > 0 for block in blocks)
     with pytest.raises(ConfigError, match="alignment_bias favours aligned pairs in the co-attention: it needs co-attention"):
         tiny_model(m=0, side="subword", alignment_bias=True)
-    with pytest.raises(ConfigError, match="it needs every character in the co-attention"):
-        tiny_model(m=1, alignment_bias=True, char_downsample=2)
+
+
+def test_the_alignment_of_a_shortened_character_sequence_pairs_each_position_with_the_subwords_of_its_characters():
+    from entangle.modeling.positional_alignment import char_subword_alignment
+
+    starts, ends, mask = torch.tensor([[1, 4, 0]]), torch.tensor([[3, 6, 0]]), torch.tensor([[1, 1, 0]])
+    every = char_subword_alignment(8, starts, ends, mask)[0].int().T.tolist()
+    assert every == [[0, 1, 1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 0], [0] * 8]  # per subword: its characters
+    halved = char_subword_alignment(4, starts, ends, mask, stride=2)[0].int().T.tolist()
+    assert halved == [[1, 1, 0, 0], [0, 0, 1, 1], [0] * 4]  # characters 0-1, 2-3, 4-5, 6-7

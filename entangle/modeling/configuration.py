@@ -71,7 +71,8 @@ class EntangleConfig(PreTrainedConfig):
         alignment_bias (`bool`, defaults to `False`):
             Each co-attention module's cross-attention adds a learned bonus per head (starting at
             2) to the score of each character and the subword that spells it, in both directions
-            (`modeling/coattention.py`). Not with `char_downsample` > 1.
+            (`modeling/coattention.py`); with `char_downsample` K, each shortened position and the
+            subwords that spell any of its K characters.
         hidden_dropout_prob, attention_probs_dropout_prob, classifier_dropout (`float`):
             Dropout in the co-attention blocks, on attention weights, and before the heads.
         side (`str`, defaults to `"both"`):
@@ -243,9 +244,6 @@ class EntangleConfig(PreTrainedConfig):
         if self.alignment_bias and not self.num_coattention_layers:
             raise ConfigError("alignment_bias favours aligned pairs in the co-attention: it needs co-attention (m > 0), "
                               f"got m={self.num_coattention_layers}")
-        if self.alignment_bias and self.char_downsample > 1:
-            raise ConfigError("alignment_bias pairs each character with its subword: it needs every character in the "
-                              f"co-attention (char_downsample 1), got {self.char_downsample}")
         if self.positional_alignment and (self.max_chars is None or self.max_subwords is None):
             raise ConfigError("positional_alignment has a position per character and per subword: it needs "
                               "max_chars and max_subwords")

@@ -105,7 +105,8 @@ class EntangleModel(EntanglePreTrainedModel):
             if self.char_downsampling is not None:
                 char_states, coattention_char_mask = self.char_downsampling.down(char_states, char_mask)
             alignment = (char_subword_alignment(char_states.shape[1], subword_char_starts, subword_char_ends,
-                                                subword_mask) if self.config.alignment_bias else None)
+                                                subword_mask, self.config.char_downsample)
+                         if self.config.alignment_bias else None)
             char_states, subword_states = self.coattention(char_states, coattention_char_mask, subword_states,
                                                            subword_mask, sides, alignment)
             if self.char_downsampling is not None and char_states is not None:

@@ -53,9 +53,10 @@ def char_owners(n_chars: int, subword_char_starts: torch.Tensor, subword_char_en
 
 
 def char_subword_alignment(n_chars: int, subword_char_starts: torch.Tensor, subword_char_ends: torch.Tensor,
-                           subword_mask: torch.Tensor) -> torch.Tensor:
+                           subword_mask: torch.Tensor, stride: int = 1) -> torch.Tensor:
     """(batch, n_chars, n_subwords): True where character p lies in subword j's span (padding
-    subwords hold none)."""
-    chars = torch.arange(n_chars, device=subword_char_starts.device)
-    return ((subword_char_starts[:, None, :] <= chars[None, :, None])
-            & (chars[None, :, None] <= subword_char_ends[:, None, :]) & subword_mask[:, None, :].bool())
+    subwords hold none). With ``stride`` K, p is a position of the K-fold shortened sequence
+    (``--char-downsample``), characters pK to pK + K - 1: True where any of them lies in the span."""
+    first = torch.arange(n_chars, device=subword_char_starts.device) * stride
+    return ((subword_char_starts[:, None, :] <= first[None, :, None] + stride - 1)
+            & (first[None, :, None] <= subword_char_ends[:, None, :]) & subword_mask[:, None, :].bool())
