@@ -1,10 +1,12 @@
-"""What character downsampling saves (``--char-downsample K``): inference and training passes of
-the two encoders alone and of m=2 at the default width with K = 1, 2 and 4, built on the same
-encoders and timed side by side in this one process (``speed/width.py``'s method: the same
-WNUT-17 batches, a warm-up pass each, then alternating rounds, medians). Untrained heads: speed
-does not depend on the weights' values.
+"""What character downsampling saves (``--char-downsample K``), or what the alignment bias costs
+(``--compare alignment-bias``: its attention is computed without the fused kernel): inference and
+training passes of the two encoders alone and of m=2 at the default width with K = 1, 2 and 4 (or
+without and with the bias), built on the same encoders and timed side by side in this one process
+(``speed/width.py``'s method: the same WNUT-17 batches, a warm-up pass each, then alternating
+rounds, medians). Untrained heads: speed does not depend on the weights' values.
 
     python benchmarks/speed_downsample.py   # -> benchmarks/results/speed_downsample.json
+    python benchmarks/speed_downsample.py --compare alignment-bias   # -> .../speed_alignment_bias.json
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from common import RESULTS_DIR, alternating_timings, peak_mb  # noqa: E402
 from width import WidthSystems  # noqa: E402
 
 RATES = (1, 2, 4)
+#: what each ``--compare`` times: system name -> ``from_encoders`` options
+COMPARISONS = {
+    "downsample": {f"entangle m=2, K={k}": dict(num_coattention_layers=2, side="both", char_downsample=k) for k in RATES},
+    "alignment-bias": {f"entangle m=2{name}": dict(num_coattention_layers=2, side="both", alignment_bias=bias)
+                       for name, bias in (("", False), (", alignment bias", True))},
+}
 
 
 def main() -> None:
@@ -32,10 +40,11 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=128, help="WNUT-17 test sentences per inference pass")
     parser.add_argument("--steps", type=int, default=8, help="training steps (batch 16) per training pass")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--output", default=str(RESULTS_DIR / "speed_downsample.json"))
+    parser.add_argument("--compare", choices=list(COMPARISONS), default="downsample")
+    parser.add_argument("--output", help="default: benchmarks/results/speed_<compare>.json")
     args = parser.parse_args()
-    variants = {f"entangle m=2, K={k}": dict(num_coattention_layers=2, side="both", char_downsample=k) for k in RATES}
-    bench = WidthSystems(args.sentences, args.steps, levers=False, variants=variants)
+    args.output = args.output or str(RESULTS_DIR / f"speed_{args.compare.replace('-', '_')}.json")
+    bench = WidthSystems(args.sentences, args.steps, levers=False, variants=COMPARISONS[args.compare])
     rows = alternating_timings({name: {"infer": partial(bench.infer, name), "train": partial(bench.train, name)}
                                 for name in bench.models}, args.rounds)
     words = sum(map(len, bench.test))

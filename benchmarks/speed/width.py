@@ -56,8 +56,11 @@ class WidthSystems:
         self.models = {name: EntangleForTokenClassification.from_encoders(
             copy.deepcopy(char), copy.deepcopy(subword), corpus.labels, tokenizer=tokenizer, **options)[0]
             for name, options in systems.items()}
-        # Featurizes for every system alike: an entanglement model's batches hold both sides' inputs.
-        helper = Tagger(next(model for name, model in self.models.items() if name.startswith("entangle")), tokenizer, 32)
+        # Featurizes for every system alike: an entanglement model's batches hold both sides' inputs
+        # (and each subword's character span, if any model reads them; the others ignore them).
+        entangled = sorted((model for name, model in self.models.items() if name.startswith("entangle")),
+                           key=lambda model: not model.config.uses_subword_char_spans)
+        helper = Tagger(entangled[0], tokenizer, 32)
         self.test = test_words("wnut17", n)
         self.infer_batches = [b for _, b in inference_batches(helper.featurizer.featurize(self.test), 32, helper.collator)]
         windows = training_windows(helper, corpus.split("train")[: 16 * steps])
