@@ -88,7 +88,9 @@ class CoattentionPretrainingModel(nn.Module):
         return self
 
     def losses(self, char_inputs, char_masked, subword_inputs, subword_masked, batch: dict) -> dict[str, torch.Tensor]:
-        states = self.base(char_inputs, (batch["char_ids"] != CHAR_PAD).long(), subword_inputs, batch["subword_mask"])
+        states = self.base(char_inputs, (batch["char_ids"] != CHAR_PAD).long(), subword_inputs, batch["subword_mask"],
+                           subword_char_starts=batch.get("subword_char_starts"),
+                           subword_char_ends=batch.get("subword_char_ends"))
         char_loss, char_accuracy = self.char_head(states.char_states[char_masked], batch["char_ids"][char_masked])
         logits = self.subword_head(states.subword_states[subword_masked])
         targets = batch["subword_ids"][subword_masked]
@@ -109,13 +111,13 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
     if base.config.isolate_sides:
         raise ConfigError("co-attention pretraining trains each side to be read by the other: build the model "
                           "with isolate_sides=False")
-    if base.config.positional_alignment or base.config.alignment_bias:
-        raise ConfigError("pretraining does not feed positional alignment or the alignment bias (each subword's "
-                          "character span) yet")
+    if base.config.positional_alignment:
+        raise ConfigError("positional alignment starts fresh at fine-tuning (--coattention-init does not take "
+                          "it): build the model to pretrain without it")
     if tokenizer.mask_token_id is None:
         raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,
-                              base.config.max_subwords)
+                              base.config.max_subwords, subword_char_spans=base.config.alignment_bias)
     rows = base.subword_encoder.get_input_embeddings().num_embeddings
     # Random replacements are real tokens with an embedding row (a tokenizer with added tokens may
     # have more than the model embeds; a model may pad its rows past the tokenizer's vocabulary).

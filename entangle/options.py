@@ -30,7 +30,8 @@ DEFAULT_COATTENTION_LAYERS = 2
 #: pretrained base model (projections, co-attention, downsampling): the two models must agree on
 #: all of them. ``pretrain-coattention`` takes the model options behind them (``schema``).
 PRETRAINED_SHAPE = ("num_coattention_layers", "hidden_size", "num_attention_heads", "intermediate_size",
-                    "char_downsample", "char_encoder_name", "char_encoder_pretrained", "subword_encoder_name")
+                    "char_downsample", "alignment_bias", "char_encoder_name", "char_encoder_pretrained",
+                    "subword_encoder_name")
 #: Pretraining objectives of the character encoder (``entangle.pretraining``).
 OBJECTIVES = ("mlm", "distill")
 #: The graph of an exported model (``entangle.onnx_model``).

@@ -110,6 +110,8 @@ class Example:
     subword_spans: list[tuple[int, int]] = field(default_factory=list)
     noisy_char_ids: list[int] = field(default_factory=list)
     noisy_char_spans: list[tuple[int, int]] = field(default_factory=list)
+    subword_char_starts: list[int] = field(default_factory=list)  # each subword's first and last character
+    subword_char_ends: list[int] = field(default_factory=list)
 
     @property
     def length(self) -> int:
@@ -123,11 +125,13 @@ def _char_spans(ids: list[int], starts: list[int], owned: range) -> list[tuple[i
 
 def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrainedTokenizerBase | None = None,
                    max_subwords: int | None = None, noise_rate: float = 0.0, seed: int = 0,
-                   noise_attacks: tuple[str, ...] = ("charbert",)) -> list[Example]:
+                   noise_attacks: tuple[str, ...] = ("charbert",), subword_char_spans: bool = False) -> list[Example]:
     """Windows of every text with word spans on the character side (clean and, with
     ``noise_rate``, a copy with each of ``noise_attacks`` applied in turn) and, with a teacher
-    ``tokenizer``, on the subword side."""
-    featurizer = Featurizer(tokenizer, max_chars, max_subwords if tokenizer is not None else None)
+    ``tokenizer``, on the subword side (and with ``subword_char_spans`` each subword's characters,
+    which the co-attention's alignment bias reads)."""
+    featurizer = Featurizer(tokenizer, max_chars, max_subwords if tokenizer is not None else None,
+                            subword_char_spans=subword_char_spans)
     noisy = perturb_texts(texts, noise_attacks, noise_rate, seed) if noise_rate > 0 else None
     examples = []
     for window in featurizer.featurize(texts):
@@ -137,6 +141,7 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
             spans = featurizer.subword_word_spans(window)
             example.subword_ids = window.subword_ids
             example.subword_spans = [spans[j] for j in owned]
+            example.subword_char_starts, example.subword_char_ends = window.subword_char_starts, window.subword_char_ends
         if noisy is not None:
             words = [[ord(c) for c in w[: featurizer.char_budget]] for w in noisy[window.sentence][window.start : window.end]]
             ids, starts = char_window(words)
@@ -168,6 +173,9 @@ class PretrainCollator:
             batch["subword_ids"] = _pad([e.subword_ids for e in examples], self.subword_pad_id)
             batch["subword_mask"] = _pad([[1] * len(e.subword_ids) for e in examples], 0)
             batch["subword_spans"], _ = _spans([e.subword_spans for e in examples])
+        if examples[0].subword_char_starts:  # padding subwords are masked out of the alignment
+            batch["subword_char_starts"] = _pad([e.subword_char_starts for e in examples], 0)
+            batch["subword_char_ends"] = _pad([e.subword_char_ends for e in examples], 0)
         if examples[0].noisy_char_ids:
             batch["noisy_char_ids"] = _pad([e.noisy_char_ids for e in examples], CHAR_PAD)
             batch["noisy_char_spans"], _ = _spans([e.noisy_char_spans for e in examples])

@@ -47,7 +47,7 @@ def test_a_masked_word_is_masked_on_both_sides_and_nothing_else_is():
 
 def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_path):
     torch.manual_seed(0)
-    model, tokenizer = tiny_model(m=1, **PRETRAINABLE)
+    model, tokenizer = tiny_model(m=1, alignment_bias=True, **PRETRAINABLE)  # the bias: as train builds by default
     base = model.entangle
     encoders = {k: v.clone() for k, v in base.subword_encoder.state_dict().items()}
     before = {k: v.clone() for k, v in base.coattention.state_dict().items()}
@@ -59,21 +59,26 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
     assert any(not torch.equal(v, base.coattention.state_dict()[k]) for k, v in before.items())  # trained
     assert (tmp_path / "pre" / "model.safetensors").is_file()
 
-    started, _ = tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
+    assert base.coattention.char_layers[0].cross.alignment_bias.ne(2.0).any()  # fed each subword's characters
+    started, _ = tiny_model(m=1, char_encoder_pretrained=True, alignment_bias=True,
+                            coattention_init=str(tmp_path / "pre"))
     for key, value in base.coattention.state_dict().items():
         assert torch.equal(started.entangle.coattention.state_dict()[key], value)
     assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight)
     with pytest.raises(ConfigError, match="pretrained for another model .*num_coattention_layers 1 there, 2 here"):
-        tiny_model(m=2, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
+        tiny_model(m=2, char_encoder_pretrained=True, alignment_bias=True, coattention_init=str(tmp_path / "pre"))
     with pytest.raises(ConfigError, match="char_encoder_pretrained True there, False here"):
-        tiny_model(m=1, coattention_init=str(tmp_path / "pre"))
+        tiny_model(m=1, alignment_bias=True, coattention_init=str(tmp_path / "pre"))
+    with pytest.raises(ConfigError, match="alignment_bias True there, False here"):
+        tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
 
 
 @pytest.mark.parametrize("options, error", [
     (dict(m=0, side="subword"), "no co-attention to pretrain"),
     (dict(m=1, isolate_sides=False), "is not pretrained: it stays fixed"),
     (dict(m=1, char_encoder_pretrained=True), "isolate_sides=False"),
-], ids=["m0", "random-char-encoder", "isolated-sides"])
+    (dict(m=1, positional_alignment=True, **PRETRAINABLE), "positional alignment starts fresh at fine-tuning"),
+], ids=["m0", "random-char-encoder", "isolated-sides", "positional-alignment"])
 def test_what_cannot_be_pretrained_is_one_clear_error(options, error, tmp_path):
     model, tokenizer = tiny_model(**options)
     config = PretrainConfig(output_dir=str(tmp_path / "pre"), max_steps=1)
