@@ -266,6 +266,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.command == "train":  # resolved here so that a run records what it trains, and bench compares it
         model = ModelOptions(**values_of(ModelOptions, args)).resolved()
         args.isolate_sides, args.joint_head, args.predict_side = model.isolate_sides, model.joint_head, model.predict_side
+        args.alignment_bias = model.alignment_bias
         if args.char_lr is None:
             args.char_lr = default_char_lr(*char_encoder_kind(args.char), args.lr, args.new_lr)
     return args

@@ -63,9 +63,10 @@ class ModelOptions:
     positional_alignment: bool = option(False, "tell the co-attention which characters spell which subword: learned "
                                         "embeddings of each character's subword and each subword's character span, "
                                         "added to both sides before it (one of the paper's proposed extensions)")
-    alignment_bias: bool = option(False, "the co-attention's cross-attention starts favouring each character's own "
-                                  "subword and each subword's own characters: a learned score bonus per head for "
-                                  "those pairs (not with --char-downsample > 1)")
+    alignment_bias: bool | None = option(None, "the co-attention's cross-attention starts favouring each character's "
+                                         "own subword and each subword's own characters: a learned score bonus per "
+                                         "head for those pairs (default: on with co-attention, m > 0; measured "
+                                         "without --char-downsample: benchmarks/RESULTS.md)")
     coattention_init: str | None = option(None, "start the projections and co-attention modules from the output "
                                           "of entangle pretrain-coattention (the paper's MLM pretraining of the "
                                           "co-attention; same encoders and co-attention options)", metavar="DIR")
@@ -90,7 +91,7 @@ class ModelOptions:
     def resolved(self) -> ModelOptions:
         """These options with the defaults that depend on the others filled in: m and the trained side
         (by the fusion), whether the sides are isolated (by both), the joint head and the head that
-        predicts (by the side)."""
+        predicts (by the side), the alignment bias (by m)."""
         charbert = self.fusion == "charbert"
         layers = (0 if charbert else DEFAULT_COATTENTION_LAYERS) if self.coattention_layers is None \
             else self.coattention_layers
@@ -98,8 +99,9 @@ class ModelOptions:
         isolate = isolate_sides_by_default(side, layers) if self.isolate_sides is None else self.isolate_sides
         joint = self.predict_side == "joint" or (side == "both" if self.joint_head is None else self.joint_head)
         predict = self.predict_side or ("joint" if joint else "subword" if side == "both" else side)
+        bias = not charbert and layers > 0 if self.alignment_bias is None else self.alignment_bias
         return replace(self, coattention_layers=layers, side=side, isolate_sides=isolate, joint_head=joint,
-                       predict_side=predict)
+                       predict_side=predict, alignment_bias=bias)
 
     def config_kwargs(self) -> dict:
         """The :class:`~entangle.modeling.EntangleConfig` values these options set (the encoders apart)."""
@@ -180,8 +182,11 @@ def upgraded(recorded: dict) -> dict:
     names and values: ``no_group_by_length: X`` is ``group_by_length: not X`` since the switch got its
     negation; before ``entangle train`` resolved ``joint_head``, ``predict_side`` and ``char_lr``
     (recorded as ``None`` or not at all), the joint head was off unless asked for, the subword head
-    predicted when both sides trained, and any pretrained character encoder trained at ``lr``."""
+    predicted when both sides trained, and any pretrained character encoder trained at ``lr``; before
+    the alignment bias was on by default (session 24), a run without it recorded had none."""
     recorded = dict(recorded)
+    if recorded.get("alignment_bias") is None:
+        recorded["alignment_bias"] = False
     if "no_group_by_length" in recorded:
         recorded["group_by_length"] = not recorded.pop("no_group_by_length")
     if recorded.get("joint_head") is None:

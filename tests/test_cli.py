@@ -245,7 +245,7 @@ def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsy
     main(["train", "--data", str(data), *encoder_options, "--coattention-init", str(out), "--epochs", "1",
           "--batch-size", "4", "--output", str(tmp_path / "run")])
     config = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
-    assert config["coattention_init"] == str(out)
+    assert config["coattention_init"] == str(out) and config["alignment_bias"]  # both with the default bias
     with pytest.raises(SystemExit, match="pretrained for another model .*hidden_size 24 there, 32 here"):
         main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
               "-m", "1", "--coattention-init", str(out), "--epochs", "1", "--output", str(tmp_path / "other")])

@@ -61,6 +61,21 @@ def test_isolated_sides_are_resolved_at_parse_time_so_that_bench_records_them():
     assert parse_args(["train", "-m", "0", "--side", "subword"]).isolate_sides is False
 
 
+@pytest.mark.parametrize(("argv", "bias"), [
+    ([], True),
+    (["-m", "1"], True),
+    (["-m", "0", "--side", "subword"], False),  # no co-attention to bias
+    (["--fusion", "charbert"], False),
+    (["--char-downsample", "4"], True),
+    (["--no-alignment-bias"], False),
+    (["--no-alignment-bias", "--char-downsample", "4"], False),
+])
+def test_the_alignment_bias_is_on_where_the_co_attention_reads_every_character(argv, bias):
+    args = parse_args(["train", *argv])
+    assert args.alignment_bias is bias
+    assert ModelOptions(**values_of(ModelOptions, args)).config_kwargs()["alignment_bias"] is bias
+
+
 def test_tagger_create_takes_the_options_by_their_names_and_refuses_others():
     from entangle.predict import Tagger
 
@@ -97,9 +112,10 @@ def test_a_saved_character_encoder_is_told_apart_by_its_config(tmp_path):
 
 def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
     assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3,
-                                                                   "joint_head": False, "predict_side": "subword"}
-    assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char"}) == {
-        "epochs": 3, "joint_head": False, "predict_side": "char"}
+                                                                   "joint_head": False, "predict_side": "subword",
+                                                                   "alignment_bias": False}
+    assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True}) == {
+        "epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True}
     assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did
 
 
