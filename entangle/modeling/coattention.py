@@ -66,9 +66,13 @@ class TransformerBlock(nn.Module):
     def _probabilities(self, q: torch.Tensor, k: torch.Tensor, context_mask: torch.Tensor,
                        alignment: torch.Tensor | None) -> torch.Tensor:
         scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-        if alignment is not None:  # each head's bonus where a pair is aligned
-            scores = scores + alignment[:, None].to(scores.dtype) * self.alignment_bias[None, :, None, None].to(scores.dtype)
+        if alignment is not None:
+            scores = scores + self._bonus(alignment, scores.dtype)
         return scores.masked_fill(~context_mask[:, None, None, :].bool(), float("-inf")).softmax(-1)
+
+    def _bonus(self, alignment: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """(batch, heads, n_q, n_kv): each head's bonus where a pair is aligned, 0 elsewhere."""
+        return alignment[:, None].to(dtype) * self.alignment_bias[None, :, None, None].to(dtype)
 
     def forward(self, x: torch.Tensor, context: torch.Tensor, context_mask: torch.Tensor,
                 alignment: torch.Tensor | None = None) -> torch.Tensor:
@@ -85,9 +89,15 @@ class TransformerBlock(nn.Module):
             attended = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
             )
-        else:  # spelled out: torch.export's decomposition of the fused kernel with an additive mask broke ONNX export
-            probabilities = self._probabilities(q, k, context_mask, alignment)
-            attended = F.dropout(probabilities, self.attention_dropout, self.training) @ v
+        elif torch.onnx.is_in_onnx_export():
+            # Spelled out: torch.export's decomposition of the fused kernel with an additive mask broke
+            # the exported graph. The export's check against PyTorch compares the two ways.
+            attended = self._probabilities(q, k, context_mask, alignment) @ v
+        else:  # the fused kernel with the bonus and the padding as one additive mask (~10% faster at inference)
+            mask = self._bonus(alignment, q.dtype).masked_fill(~context_mask[:, None, None, :].bool(), float("-inf"))
+            attended = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
+            )
         attended = attended.transpose(1, 2).reshape(batch, length, width)  # (batch, n_q, dim)
         x = self.attention_norm(x + self.dropout(self.attention_output(attended)))
         return self.output_norm(x + self.dropout(self.feed_forward(x)))
