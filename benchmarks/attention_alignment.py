@@ -36,8 +36,9 @@ def own_word_mass(attention, direction: str) -> list[dict[str, float]]:
             firsts[word] = position
     own = {word: [k for k, owner in enumerate(keys) if owner == word] for word in firsts}
     uniform = sum(len(own[word]) / len(keys) for word in firsts)
-    return [{"mass": sum(float(module.mean(0)[position, own[word]].sum()) for word, position in firsts.items()),
-             "uniform": uniform, "words": len(firsts)} for module in weights]  # module.mean(0): heads averaged
+    means = [module.mean(0) for module in weights]  # heads averaged, once per module: (n_queries, n_keys)
+    return [{"mass": sum(float(mean[position, own[word]].sum()) for word, position in firsts.items()),
+             "uniform": uniform, "words": len(firsts)} for mean in means]
 
 
 def main() -> None:

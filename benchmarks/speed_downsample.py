@@ -1,5 +1,5 @@
 """What character downsampling saves (``--char-downsample K``), or what the alignment bias costs
-(``--compare alignment-bias``: its attention is computed without the fused kernel): inference and
+(``--compare alignment-bias``: an additive mask in the fused attention kernel): inference and
 training passes of the two encoders alone and of m=2 at the default width with K = 1, 2 and 4 (or
 without and with the bias), built on the same encoders and timed side by side in this one process
 (``speed/width.py``'s method: the same WNUT-17 batches, a warm-up pass each, then alternating
