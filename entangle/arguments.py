@@ -17,7 +17,7 @@ import yaml
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import BUILTIN_CHAR, DEFAULT_SUBWORD, OBJECTIVES, char_encoder_kind, default_char_lr
+from .options import BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, OBJECTIVES, char_encoder_kind, default_char_lr
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
@@ -175,7 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
                           help="attacks applied in turn to the noisy copy (default charbert; add 'lower' to teach "
                           "case-insensitivity from an uncased teacher)")
-    pretrain.add_argument("--distill-loss", choices=("cosine", "mse"), default="cosine")
+    pretrain.add_argument("--distill-loss", choices=DISTILL_LOSSES, default="cosine",
+                          help="cosine, centered (cosine to the teacher states minus their batch mean: for a teacher "
+                          "whose states all point one way, such as multilingual-e5-small) or mse (default cosine)")
 
     coattention = commands.add_parser("pretrain-coattention", help="pretrain the co-attention on raw text (masked "
                                       "words on both sides at once, the encoders fixed); train --coattention-init "

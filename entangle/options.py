@@ -34,6 +34,8 @@ PRETRAINED_SHAPE = ("num_coattention_layers", "hidden_size", "num_attention_head
                     "subword_encoder_name")
 #: Pretraining objectives of the character encoder (``entangle.pretraining``).
 OBJECTIVES = ("mlm", "distill")
+#: How `pretrain-char` compares a word's projected character state with the teacher's (entangle.pretraining).
+DISTILL_LOSSES = ("cosine", "centered", "mse")
 #: The graph of an exported model (``entangle.onnx_model``).
 GRAPH = "model.onnx"
 

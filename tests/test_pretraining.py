@@ -14,6 +14,7 @@ from entangle.data.words import split_words
 from entangle.pretraining import (
     CHAR_MASK,
     LOG,
+    CharPretrainingModel,
     PretrainConfig,
     build_examples,
     mask_spans,
@@ -67,6 +68,29 @@ def test_pooling_averages_inside_spans_only():
     assert torch.allclose(pooled[0, 0], states[0, 1:3].mean(0))
     assert torch.allclose(pooled[0, 1], states[0, 4])
     assert torch.equal(pooled[0, 2], torch.zeros(2))  # an empty (padding) span
+
+
+def test_centered_distillation_ignores_the_direction_every_teacher_state_shares():
+    """An anisotropic teacher (all states near one direction) must not let the student score well by
+    matching that direction alone: the centred loss is unchanged by adding one vector to every
+    teacher state, and the plain cosine loss is not."""
+    torch.manual_seed(0)
+    encoder = char_encoder("builtin")
+    char_ids = torch.randint(40, 120, (2, 12))
+    spans = torch.tensor([[[1, 4], [5, 9]], [[1, 6], [7, 11]]])
+    word_mask = torch.ones(2, 2, dtype=torch.bool)
+    teacher = torch.randn(2, 2, 16)
+    shared = 50 * torch.randn(16)
+    losses = {}
+    for kind in ("cosine", "centered"):
+        model = CharPretrainingModel(encoder, ("distill",), 16, distill_loss=kind).eval()  # no dropout
+        torch.manual_seed(1)
+        model.projection.reset_parameters()
+        losses[kind] = [model.distill(char_ids, spans, word_mask, t).item() for t in (teacher, teacher + shared)]
+    assert losses["centered"][0] == pytest.approx(losses["centered"][1], abs=1e-5)
+    assert abs(losses["cosine"][0] - losses["cosine"][1]) > 1e-3
+    with pytest.raises(ValueError, match="centered"):
+        PretrainConfig(output_dir="x", distill_loss="cosine-centred")
 
 
 @pytest.mark.parametrize("objectives,char", [(("mlm",), "builtin"), (("distill",), "builtin"),
