@@ -16,8 +16,9 @@ objectives teach it from unlabelled text, alone or summed:
   teacher whose states all point one way (multilingual-e5-small: mean cosine 0.68-0.73 between
   the states of two tokens, MiniLM 0.06-0.15; ``benchmarks/teacher_anisotropy.py``) otherwise
   lets the student score well by matching that shared direction alone). With ``noise_rate > 0``
-  the encoder also reads a noisy copy of each text (each of ``noise_attacks`` in turn on that share of eligible words: CharBERT's misspellings by default,
-  ``lower`` for lower-casing, see :mod:`entangle.noise`) and is held to the *clean* text's
+  the encoder also reads a noisy copy of each text (each of ``noise_attacks`` in turn on that
+  share of eligible words: CharBERT's misspellings by default, ``lower`` for lower-casing, see
+  :mod:`entangle.noise`) and is held to the *clean* text's
   teacher states, so misspellings (and, with an uncased teacher, lower-cased words) land near
   the clean spelling.
 
