@@ -82,19 +82,17 @@ class TransformerBlock(nn.Module):
         batch, length, width = x.shape
         q = self._heads(self.query(x))  # (batch, heads, n_q, head_dim)
         k, v = (self._heads(t) for t in self.key_value(context).chunk(2, dim=-1))  # (batch, heads, n_kv, head_dim)
-        if alignment is None:
-            # (batch, 1, n_q, n_kv), broadcast over heads. The query axis is a view in PyTorch but must be
-            # spelled out for ONNX Runtime's Attention kernel.
-            mask = context_mask[:, None, None, :].bool().expand(-1, -1, length, -1)
-            attended = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
-            )
-        elif torch.onnx.is_in_onnx_export():
+        if alignment is not None and torch.onnx.is_in_onnx_export():
             # Spelled out: torch.export's decomposition of the fused kernel with an additive mask broke
             # the exported graph. The export's check against PyTorch compares the two ways.
             attended = self._probabilities(q, k, context_mask, alignment) @ v
-        else:  # the fused kernel, the bonus and the padding as one additive mask (spelled out: 5% slower on CPU)
-            mask = self._bonus(alignment, q.dtype).masked_fill(~context_mask[:, None, None, :].bool(), float("-inf"))
+        else:
+            if alignment is None:
+                # (batch, 1, n_q, n_kv), broadcast over heads. The query axis is a view in PyTorch but must
+                # be spelled out for ONNX Runtime's Attention kernel.
+                mask = context_mask[:, None, None, :].bool().expand(-1, -1, length, -1)
+            else:  # the bonus and the padding as one additive mask (spelled out: 5% slower on CPU)
+                mask = self._bonus(alignment, q.dtype).masked_fill(~context_mask[:, None, None, :].bool(), float("-inf"))
             attended = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
             )
