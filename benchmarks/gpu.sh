@@ -5,7 +5,8 @@
 #       pytest pluggy iniconfig hypothesis sortedcontainers attrs   # the suite's test tools (env.sh installs them)
 #   device run, carry [".gpu"]:  source .gpu/env.sh && bash benchmarks/gpu.sh "$OUT"
 # Writes 7 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU, run last and cut
-# after PYTEST_TIMEOUT seconds, 240 by default), train_{no,bf16}.log
+# after PYTEST_TIMEOUT seconds, 240 by default; in PYTEST_WORKERS processes with pytest-xdist when
+# set, two threads each), train_{no,bf16}.log
 # and .json (m=2, batch 32, the same 300 steps in float32 and under bf16 mixed precision; the
 # training time includes the dev evaluations), throughput.json (benchmarks/gpu_throughput.py:
 # the model alone against end to end, float32 and bf16, batch 128). Commit them under
@@ -15,14 +16,20 @@ out=${1:?usage: bash benchmarks/gpu.sh OUT}
 py=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/device.txt"
 for precision in no bf16; do
-    "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 --max-steps 300 --patience 0 \
-        --mixed-precision "$precision" --output "runs/gpu-$precision" > "$out/train_$precision.log" 2>&1
-    cp "runs/gpu-$precision/train_summary.json" "$out/train_$precision.json"
-    "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s['steps'], 'steps in', s['train_time_s'], 's')" \
-        "$out/train_$precision.json" "$precision"
+    # Bounded: before the fix, bf16 ran at about a tenth of float32's speed (the log then says how far it got).
+    if timeout "${TRAIN_TIMEOUT:-150}" "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 \
+        --max-steps 300 --patience 0 --mixed-precision "$precision" --output "runs/gpu-$precision" \
+        > "$out/train_$precision.log" 2>&1; then
+        cp "runs/gpu-$precision/train_summary.json" "$out/train_$precision.json"
+        "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s['steps'], 'steps in', s['train_time_s'], 's')" \
+            "$out/train_$precision.json" "$precision"
+    else
+        echo "$precision: training failed or ran past ${TRAIN_TIMEOUT:-150} s (see train_$precision.log)"
+    fi
 done
 "$py" benchmarks/gpu_throughput.py runs/gpu-no --batch-size 128 --output "$out/throughput.json"
 # The suite last and bounded: a session has 15 minutes of device time in all (start-up included),
 # so the measurements come back even when the suite does not finish (its log then says where).
-timeout "${PYTEST_TIMEOUT:-240}" "$py" -m pytest -q -p no:cacheprovider tests/ > "$out/pytest_gpu.txt" 2>&1 || true
+${PYTEST_WORKERS:+env OMP_NUM_THREADS=2} timeout "${PYTEST_TIMEOUT:-240}" "$py" -m pytest -q -p no:cacheprovider ${PYTEST_WORKERS:+-n "$PYTEST_WORKERS"} tests/ \
+    > "$out/pytest_gpu.txt" 2>&1 || true
 tail -n 3 "$out/pytest_gpu.txt"
