@@ -27,7 +27,8 @@ for precision in no bf16; do
         echo "$precision: training failed or ran past ${TRAIN_TIMEOUT:-150} s (see train_$precision.log)"
     fi
 done
-"$py" benchmarks/gpu_throughput.py runs/gpu-no --batch-size 128 --output "$out/throughput.json"
+"$py" benchmarks/gpu_throughput.py runs/gpu-no/model --batch-size 128 --output "$out/throughput.json" \
+    || echo "throughput: failed (see the output above)"
 # The suite last and bounded: a session has 15 minutes of device time in all (start-up included),
 # so the measurements come back even when the suite does not finish (its log then says where).
 ${PYTEST_WORKERS:+env OMP_NUM_THREADS=2} timeout "${PYTEST_TIMEOUT:-240}" "$py" -m pytest -q -p no:cacheprovider ${PYTEST_WORKERS:+-n "$PYTEST_WORKERS"} tests/ \

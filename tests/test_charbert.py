@@ -9,11 +9,11 @@ from test_cli import encoders, write_dataset  # noqa: F401  (the fixture)
 
 from entangle.cli import main
 from entangle.data.features import CHAR_CLS, CHAR_SEP, Featurizer
-from entangle.modeling import CharBertModel, EntangleConfig, EntangleForTokenClassification
+from entangle.modeling import CharBertModel, EntangleConfig
 from entangle.options import ConfigError
 from entangle.predict import Tagger
 from entangle.training import parameter_groups
-from tiny import LABELS, WIDTH, bytelevel_bpe_tokenizer, subword_encoder, tiny_model, unigram_tokenizer, wordpiece_tokenizer
+from tiny import LABELS, WIDTH, bytelevel_bpe_tokenizer, charbert_model, tiny_model, unigram_tokenizer, wordpiece_tokenizer
 
 SENTENCES = [
     ["Empire", "State", "Building", "is", "in", "New", "York"],
@@ -21,17 +21,6 @@ SENTENCES = [
     ["Naïve", "café", "owners", "in", "São", "Paulo", "love", "crème", "brûlée", "😀", "#blessed"],
 ]
 ASCII = ["the", "quick", "brownish", "foxes", "jumped", "over", "lazy", "dogs", "@paulwalk", "it's", "#blessed"]
-
-
-def charbert_model(family: str = "bert", **config):
-    """A CharBERT-style tagger on a tiny random encoder (no character encoder is built)."""
-    subword, tokenizer = subword_encoder(family)
-    config.setdefault("hidden_dropout_prob", 0.0)
-    model, tokenizer = EntangleForTokenClassification.from_encoders(
-        None, subword, LABELS, tokenizer=tokenizer, num_coattention_layers=0, side="subword", fusion="charbert",
-        char_embedding_size=16, char_hash_buckets=64, **config,
-    )
-    return model.eval(), tokenizer
 
 
 def batch_for(model, tokenizer, sentences):

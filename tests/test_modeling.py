@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from entangle.modeling import CharEncoderConfig, CharEncoderModel, EntangleConfig, EntangleForTokenClassification
 from entangle.options import ConfigError
 from entangle.predict import Tagger
-from tiny import LABELS, WIDTH, tiny_model
+from tiny import LABELS, WIDTH, charbert_model, tiny_model
 
 SENTENCES = [
     ["Empire", "State", "Building", "is", "in", "New", "York"],
@@ -238,13 +238,18 @@ def test_same_seed_same_metrics(tmp_path):
 
 
 def _weights(model):
-    return {k: v.clone() for k, v in model.state_dict().items()}
+    """A CPU copy of the weights: training leaves the model on the GPU when there is one."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase, lr_schedule",
-                         [(True, 0.0, 0.0, "linear"), (False, 0.0, 0.0, "linear"), (True, 0.5, 0.0, "linear"),
-                          (True, 0.0, 0.5, "linear"), (True, 0.0, 0.0, "plateau")])
-def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase, lr_schedule):
+@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase, lr_schedule, build",
+                         [(True, 0.0, 0.0, "linear", tiny_model), (False, 0.0, 0.0, "linear", tiny_model),
+                          (True, 0.5, 0.0, "linear", tiny_model), (True, 0.0, 0.5, "linear", tiny_model),
+                          (True, 0.0, 0.0, "plateau", tiny_model),
+                          # CharBERT-style's BiGRU: its checkpoint once lost the GRU's weights on CUDA.
+                          (True, 0.0, 0.0, "linear", charbert_model)])
+def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase, lr_schedule,
+                                              build):
     """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
     from entangle.data.conll import Sentence
     from entangle.training import TrainingConfig, train
@@ -255,7 +260,7 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
 
     def fresh():
         torch.manual_seed(0)
-        return Tagger(*tiny_model(m=1))
+        return Tagger(*build())  # m=1 for the entanglement model
 
     def options(name):
         return dict(output_dir=str(tmp_path / name), epochs=3, batch_size=2, seed=3, save_steps=2, patience=0,
@@ -342,8 +347,9 @@ def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_pat
     config = TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2, patience=0, freeze_subword_embeddings=True)
     train(Tagger(model, tokenizer), sentences, None, config)
     frozen = "entangle.subword_encoder.embeddings.word_embeddings.weight"
-    assert torch.equal(model.state_dict()[frozen], before[frozen])
-    changed = {name for name, weight in model.state_dict().items() if not torch.equal(weight, before[name])}
+    after = _weights(model)
+    assert torch.equal(after[frozen], before[frozen])
+    changed = {name for name, weight in after.items() if not torch.equal(weight, before[name])}
     assert "entangle.subword_encoder.embeddings.position_embeddings.weight" in changed
     assert any(name.startswith("entangle.subword_encoder.encoder.") for name in changed)
 

@@ -117,3 +117,14 @@ def tiny_model(m: int = 1, side: str = "both", family: str = "bert", char: str =
         num_attention_heads=2, intermediate_size=48, **config,
     )
     return model.eval(), tokenizer
+
+
+def charbert_model(family: str = "bert", **config):
+    """A CharBERT-style tagger on a tiny random encoder (no character encoder is built)."""
+    subword, tokenizer = subword_encoder(family)
+    config.setdefault("hidden_dropout_prob", 0.0)
+    model, tokenizer = model_class("ner").from_encoders(
+        None, subword, LABELS, tokenizer=tokenizer, num_coattention_layers=0, side="subword", fusion="charbert",
+        char_embedding_size=16, char_hash_buckets=64, **config,
+    )
+    return model.eval(), tokenizer

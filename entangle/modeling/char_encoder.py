@@ -15,6 +15,7 @@ from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
 from ..options import BUILTIN_CHAR_MODEL_TYPE
+from .rnn import UnflattenedLSTM, separate_weights_expected
 
 # Odd multipliers for the hash functions. Hashing code points (as CANINE does) means the encoder
 # needs no vocabulary file and accepts every Unicode script; collisions are resolved by using
@@ -99,7 +100,7 @@ class CharEncoderModel(PreTrainedModel):
             nn.Embedding(config.num_hash_buckets, config.embedding_size) for _ in range(config.num_hash_functions)
         )
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.lstm = _UnflattenedLSTM(
+        self.lstm = UnflattenedLSTM(
             config.embedding_size,
             config.hidden_size // 2,
             num_layers=config.num_hidden_layers,
@@ -148,19 +149,9 @@ class CharEncoderModel(PreTrainedModel):
         weights = [getattr(self.lstm, f"{name}_l{layer}{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         state = x.new_zeros(1, x.shape[0], self.lstm.hidden_size)
         # Outside autocast: oneDNN has no fp16 LSTM on CPU, and the LSTM is ~2% of the model's time.
-        with torch.autocast(x.device.type, enabled=False):
+        with torch.autocast(x.device.type, enabled=False), separate_weights_expected(x.is_cuda):
             out, _, _ = torch.lstm(x, (state, state), weights, True, 1, 0.0, self.training, False, True)
         return out  # (batch, n_chars, hidden / 2)
-
-
-class _UnflattenedLSTM(nn.LSTM):
-    """``nn.LSTM``'s parameters (names, initialisation, checkpoints), never flattened into one
-    buffer. The encoder runs each direction with ``torch.lstm`` itself; on CUDA, ``nn.LSTM``
-    flattens its weights into views of one buffer when moved there, and a checkpoint then dropped
-    them as shared tensors, so resuming on a GPU failed."""
-
-    def flatten_parameters(self) -> None:
-        return None
 
 
 def _take(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -31,6 +31,7 @@ from transformers.masking_utils import create_bidirectional_mask
 from .base import EntangleModelOutput, EntanglePreTrainedModel
 from .char_encoder import hash_code_points
 from .configuration import EntangleConfig
+from .rnn import UnflattenedGRU, separate_weights_expected
 
 #: Hash functions of the character embeddings (each its own table, summed), as the built-in
 #: character encoder's default.
@@ -52,7 +53,7 @@ class SubwordCharacters(nn.Module):
         self.embeddings = nn.ModuleList(
             nn.Embedding(config.char_hash_buckets, config.char_embedding_size) for _ in range(CHAR_HASH_FUNCTIONS)
         )
-        self.gru = nn.GRU(config.char_embedding_size, config.char_gru_size, batch_first=True, bidirectional=True)
+        self.gru = UnflattenedGRU(config.char_embedding_size, config.char_gru_size, batch_first=True, bidirectional=True)
         self.projection = nn.Linear(4 * config.char_gru_size, config.hidden_size)  # [first; last] x 2 directions
         self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -63,7 +64,8 @@ class SubwordCharacters(nn.Module):
         # Packed, so the backward direction never reads padding (padding invariance).
         lengths = char_mask.sum(dim=1).clamp(min=1).cpu()
         packed = pack_padded_sequence(self.dropout(embedded), lengths, batch_first=True, enforce_sorted=False)
-        states, _ = pad_packed_sequence(self.gru(packed)[0], batch_first=True, total_length=char_ids.shape[1])
+        with separate_weights_expected(char_ids.is_cuda):
+            states, _ = pad_packed_sequence(self.gru(packed)[0], batch_first=True, total_length=char_ids.shape[1])
         # states: (batch, n_chars, 2 * gru)
         ends_of_subwords = torch.cat([_at(states, starts), _at(states, ends)], dim=-1)
         return self.dropout(self.layer_norm(self.projection(ends_of_subwords)))  # (batch, n_subwords, hidden)
