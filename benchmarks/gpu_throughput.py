@@ -3,7 +3,9 @@ batched beforehand, only the forward passes timed, on the device) against ``Tagg
 end to end (featurizing, batching, forward, stitching), in float32 and under bf16 autocast,
 passes alternating so that a change in the machine's load hits all alike. Issue #27's GPU
 target: end to end at least 2/3 of the model's throughput at batch 128; bf16 no slower than
-float32. Runs on whatever ``--device`` is (default: the GPU when there is one).
+float32. Runs on whatever ``--device`` is (default: the GPU when there is one). End to end, a
+GPU's input is featurized in worker processes (``Tagger(featurize_workers=...)``); a pass with
+all of it featurized in this process is timed beside the others.
 
     python benchmarks/gpu_throughput.py MODEL_DIR --batch-size 128 --output throughput.json
 """
@@ -62,6 +64,10 @@ def main() -> None:
     passes = {f"{kind} {precision}": (lambda t=tagger, k=kind: model_pass(t, batches, side) if k == "model"
                                       else end_to_end_pass(t, sentences, side))
               for precision, tagger in taggers.items() for kind in ("model", "end to end")}
+    # The same float32 model with every sentence featurized in this process (the path before
+    # featurizing workers), to see what the workers give.
+    here = Tagger(reference.model, reference.tokenizer, batch_size=args.batch_size, featurize_workers=0)
+    passes["end to end float32, featurized here"] = lambda: end_to_end_pass(here, sentences, side)
     times: dict[str, list[float]] = {name: [] for name in passes}
     for run in passes.values():  # warm-up: kernels chosen, caches filled
         run()
@@ -72,12 +78,14 @@ def main() -> None:
             times[name].append(time.perf_counter() - start)
     rows = {name: {"median_s": statistics.median(t), "words_per_s": words / statistics.median(t), "passes_s": t}
             for name, t in times.items()}
-    for precision in taggers:
-        rows[f"end to end {precision}"]["share_of_model"] = (rows[f"end to end {precision}"]["words_per_s"]
-                                                             / rows[f"model {precision}"]["words_per_s"])
+    for name, row in rows.items():
+        if name.startswith("end to end"):
+            precision = "bf16" if "bf16" in name else "float32"
+            row["share_of_model"] = row["words_per_s"] / rows[f"model {precision}"]["words_per_s"]
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     result = {"model": args.model, "device": device_name, "batch_size": args.batch_size, "sentences": len(sentences),
-              "words": words, "side": side, "rounds": args.rounds, "torch": torch.__version__, "passes": rows}
+              "words": words, "side": side, "rounds": args.rounds,
+              "featurize_workers": reference._featurize_workers(), "torch": torch.__version__, "passes": rows}
     with open(args.output, "w") as file:
         json.dump(result, file, indent=2)
     for name, row in rows.items():

@@ -4,7 +4,9 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
+import os
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from accelerate import Accelerator
 from accelerate.utils import gather_object, set_seed
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
-from .data.batching import Collator, inference_batches
+from .data.batching import Collator, featurized_batches, inference_batches
 from .data.features import Featurizer, Window
 from .data.words import split_words
 from .decoding import DECODINGS
@@ -115,11 +117,14 @@ class Tagger:
     units (benchmarks/RESULTS.md), and probabilities differ from float32 in the second or third digit.
     ``decoding="constrained"`` (the default) keeps the task's label grammar: NER tags are the most
     probable valid IOB2 sequence (:mod:`entangle.decoding`); ``"argmax"`` labels each unit on its own.
+    ``featurize_workers`` processes featurize the input while the model runs (``None``: on a GPU,
+    up to 4, leaving a core to the process that drives the GPU; on the CPU none, as the model's
+    own threads use the cores).
     """
 
     def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification | OnnxEntangleModel,
                  tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False,
-                 autocast: str | None = None, decoding: str = "constrained"):
+                 autocast: str | None = None, decoding: str = "constrained", featurize_workers: int | None = None):
         if (compile or autocast) and not isinstance(model, torch.nn.Module):
             raise ValueError("compile and autocast apply to PyTorch models; an ONNX model runs on ONNX Runtime")
         if autocast not in AUTOCAST_DTYPES:
@@ -132,6 +137,7 @@ class Tagger:
         self.batch_size = batch_size
         self.compile = compile
         self.autocast = autocast
+        self.featurize_workers = featurize_workers
         self._compiled: torch.nn.Module | None = None
         self.featurizer = Featurizer.for_model(model.config, tokenizer)
         pad_id = tokenizer.pad_token_id if tokenizer is not None else None
@@ -275,11 +281,13 @@ class Tagger:
         sides = sides or self.model.config.trained_sides
         # A sentence without words has no units to label; only the others are featurized.
         nonempty = [i for i, words in enumerate(sentences) if words]
-        windows = self.featurizer.featurize([sentences[i] for i in nonempty])
+        texts = [sentences[i] for i in nonempty]
         if accelerator is not None and accelerator.num_processes > 1:
-            rows = gather_object(self._owned_rows(windows[accelerator.process_index :: accelerator.num_processes], sides))
+            windows = self.featurizer.featurize(texts)[accelerator.process_index :: accelerator.num_processes]
+            rows = gather_object(self._owned_rows(inference_batches(windows, self.batch_size, self.collator), sides))
         else:
-            rows = self._owned_rows(windows, sides)
+            rows = self._owned_rows(featurized_batches(texts, self.featurizer, self.collator, self.batch_size,
+                                                       self._featurize_workers()), sides)
         n_labels = self.model.config.num_labels
         out = {side: [torch.zeros(self.task.units(words) if words else 0, n_labels) for words in sentences]
                for side in sides}
@@ -296,8 +304,14 @@ class Tagger:
                         out[side][sentence] /= total
         return out
 
+    def _featurize_workers(self) -> int:
+        if self.featurize_workers is not None:
+            return self.featurize_workers
+        return min(4, (os.cpu_count() or 1) - 1) if self.model.device.type == "cuda" else 0
+
     @torch.inference_mode()
-    def _owned_rows(self, windows: list[Window], sides: tuple[str, ...]) -> list[tuple[int, tuple[int, int], int, dict]]:
+    def _owned_rows(self, batches: Iterable[tuple[list[Window], dict[str, torch.Tensor]]],
+                    sides: tuple[str, ...]) -> list[tuple[int, tuple[int, int], int, dict]]:
         """``(sentence, its units covered, words owned, {side: (n_owned, n_labels) probabilities})`` per window."""
         was_training = self.model.training
         self.model.eval()
@@ -318,7 +332,7 @@ class Tagger:
                 rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
                              {side: probs[side][row, first:last] for side in sides}))
 
-        for chunk, batch in inference_batches(windows, self.batch_size, self.collator):
+        for chunk, batch in batches:
             inputs = {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
             with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), attention_kernels(device):
                 result = forward(**inputs, sides=sides)

@@ -1,5 +1,7 @@
 """Sentences longer than an encoder's limit: overlapping windows, every word predicted exactly once."""
 
+import os
+
 import pytest
 import torch
 
@@ -77,3 +79,30 @@ def test_batches_sorted_by_length_give_what_one_sentence_at_a_time_gives():
         for fast, reference, words in zip(batched[side], alone[side], sentences):
             assert fast.shape == (len(words), len(model.config.id2label))
             assert torch.allclose(fast, reference, atol=1e-5), (side, words[:3], (fast - reference).abs().max())
+
+
+@pytest.mark.parametrize("task, options", [("ner", {}), ("char-tagging", {"labels": ["A", "B"], "side": "char"}),
+                                           ("classification", {"labels": ["neg", "pos"]})])
+def test_featurizing_in_worker_processes_gives_what_featurizing_here_gives(task, options):
+    """Chunks featurized in two DataLoader workers (a GPU's fast path): every unit of every
+    sentence, long ones (several windows), empty ones and those of later chunks included, gets
+    the same probabilities as with the whole input featurized in this process."""
+    from entangle.data.batching import CHUNK_BATCHES
+
+    model, tokenizer = tiny_model(m=1, max_chars=50, max_subwords=16, task=task, **options)
+    sentences = [["short"], LONG, [], "a mid length one , lol".split(), ["x"], "the lazy dog".split()] * 3
+    batch_size = 2
+    assert len(sentences) > 2 * CHUNK_BATCHES * batch_size  # several chunks, each in a worker
+    here = Tagger(model, tokenizer, batch_size=batch_size, featurize_workers=0).probabilities(sentences)
+    workers = Tagger(model, tokenizer, batch_size=batch_size, featurize_workers=2).probabilities(sentences)
+    for side in here:
+        for expected, actual, words in zip(here[side], workers[side], sentences):
+            assert actual.shape == expected.shape and (len(expected) > 0) == bool(words)
+            assert torch.allclose(actual, expected, atol=1e-5), (side, words[:3])
+
+
+def test_featurizing_workers_are_used_on_a_gpu_only_by_default():
+    model, tokenizer = tiny_model(m=1)
+    tagger = Tagger(model, tokenizer)
+    assert tagger._featurize_workers() == (0 if model.device.type == "cpu" else min(4, (os.cpu_count() or 1) - 1))
+    assert Tagger(model, tokenizer, featurize_workers=3)._featurize_workers() == 3

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from .features import CHAR_PAD, IGNORE, Window
+from .features import CHAR_PAD, IGNORE, Featurizer, Window
+
+#: Sentences a featurizing worker prepares at a time, in batches (``featurized_batches``): small
+#: enough that the model starts soon, big enough that sorting by length still saves padding.
+CHUNK_BATCHES = 2
 
 
 def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
@@ -102,3 +107,46 @@ def inference_batches(windows: list[Window], batch_size: int, collator: Collator
     for i in range(0, len(ordered), batch_size):
         chunk = ordered[i : i + batch_size]
         yield chunk, collator(chunk)
+
+
+class FeaturizedChunks(Dataset):
+    """Sentences in chunks, each featurized and cut into length-sorted inference batches where it
+    is loaded, in a DataLoader worker process: featurizing is Python on the CPU, and in the main
+    process it held a GPU idle. Windows come back with their bookkeeping only (the tensors carry
+    the rest), their sentence counted in the whole input."""
+
+    def __init__(self, sentences: list[list[str]], featurizer: Featurizer, collator: Collator, batch_size: int):
+        self.sentences, self.featurizer, self.collator = sentences, featurizer, collator
+        self.batch_size = batch_size
+        self.chunk = CHUNK_BATCHES * batch_size
+
+    def __len__(self) -> int:
+        return -(-len(self.sentences) // self.chunk)
+
+    def __getitem__(self, index: int) -> list[tuple[list[Window], dict[str, torch.Tensor]]]:
+        start = index * self.chunk
+        windows = self.featurizer.featurize(self.sentences[start : start + self.chunk])
+        return [([Window(w.sentence + start, w.start, w.end, w.own_start, w.own_end, w.own_rows, w.own_units)
+                  for w in chunk], batch)
+                for chunk, batch in inference_batches(windows, self.batch_size, self.collator)]
+
+
+def _unchanged(item):
+    return item
+
+
+def featurized_batches(sentences: list[list[str]], featurizer: Featurizer, collator: Collator, batch_size: int,
+                       workers: int = 0) -> Iterator[tuple[list[Window], dict[str, torch.Tensor]]]:
+    """``inference_batches`` of the sentences' windows. With ``workers``, they are featurized in
+    that many processes, a chunk of ``CHUNK_BATCHES`` batches' sentences each, while the caller
+    runs the model on the chunks already made (batches are then sorted by length within a chunk);
+    an input of one chunk or less is featurized here."""
+    chunks = FeaturizedChunks(sentences, featurizer, collator, batch_size)
+    if workers <= 0 or len(chunks) <= 1:
+        yield from inference_batches(featurizer.featurize(sentences), batch_size, collator)
+        return
+    # A tokenizer that already ran batches in parallel here would print, in each forked worker, that
+    # it turns its parallelism off there; the workers are the parallelism now.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    for prepared in DataLoader(chunks, batch_size=None, num_workers=min(workers, len(chunks)), collate_fn=_unchanged):
+        yield from prepared
