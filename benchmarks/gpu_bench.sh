@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Bench runs on a lent GPU (DEVELOPERS.md) within a deadline, the finished ones packed to come back:
 #   ../shared/tools/offline-bundle .gpu DATASET...   (here, after scripts/setup.sh)
+#   With wnut17 and conll2003 the bundle and the checkout came to just over the 64 MiB a call
+#   carries (session 27); packing the datasets into one xz file brings them to 60:
+#     python3 -c "import tarfile; tarfile.open('.gpu/data.tar.xz', 'w:xz').add('.gpu/data', 'data')" && rm -rf .gpu/data
+#   and there, first: python3 -c "import tarfile; tarfile.open('.gpu/data.tar.xz').extractall('.gpu')"
 #   device run, carry [".gpu"]:
 #     source .gpu/env.sh && bash benchmarks/gpu_bench.sh "$OUT" 480 benchmarks/informed_char.yaml \
 #         --datasets conll2003 --seeds 43 --systems "CharBERT-style" ... --workers 8
