@@ -9,6 +9,7 @@ from conftest import shared_data
 from sklearn.metrics import f1_score
 
 from entangle.cli import main
+from entangle.data.batching import inference_batches
 from entangle.data.classification import LabelledText, read_table, read_tweeteval
 from entangle.data.conll import DataFormatError
 from entangle.data.corpus import load_corpus
@@ -73,7 +74,7 @@ def test_a_long_text_is_classified_from_all_its_windows():
     words = "a very good day and a very bad day again and again".split()
     windows = tagger.featurizer.featurize([words])
     assert len(windows) > 2
-    rows = tagger._owned_rows(windows, ("subword",))
+    rows = tagger._owned_rows(inference_batches(windows, tagger.batch_size, tagger.collator), ("subword",))
     expected = sum(w * r["subword"][0] for _, _, w, r in rows) / len(words)
     assert sum(w for _, _, w, _ in rows) == len(words)  # every word counted once
     torch.testing.assert_close(tagger.probabilities([words], ("subword",))["subword"][0][0], expected)
