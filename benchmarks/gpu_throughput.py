@@ -85,7 +85,7 @@ def main() -> None:
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     result = {"model": args.model, "device": device_name, "batch_size": args.batch_size, "sentences": len(sentences),
               "words": words, "side": side, "rounds": args.rounds,
-              "featurize_workers": reference._featurize_workers(), "torch": torch.__version__, "passes": rows}
+              "featurize_workers": reference.featurizing_processes, "torch": torch.__version__, "passes": rows}
     with open(args.output, "w") as file:
         json.dump(result, file, indent=2)
     for name, row in rows.items():

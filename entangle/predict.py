@@ -287,7 +287,7 @@ class Tagger:
             rows = gather_object(self._owned_rows(inference_batches(windows, self.batch_size, self.collator), sides))
         else:
             rows = self._owned_rows(featurized_batches(texts, self.featurizer, self.collator, self.batch_size,
-                                                       self._featurize_workers()), sides)
+                                                       self.featurizing_processes), sides)
         n_labels = self.model.config.num_labels
         out = {side: [torch.zeros(self.task.units(words) if words else 0, n_labels) for words in sentences]
                for side in sides}
@@ -304,7 +304,10 @@ class Tagger:
                         out[side][sentence] /= total
         return out
 
-    def _featurize_workers(self) -> int:
+    @property
+    def featurizing_processes(self) -> int:
+        """How many worker processes featurize the input: ``featurize_workers``, or its default for
+        the device the model is on now."""
         if self.featurize_workers is not None:
             return self.featurize_workers
         return min(4, (os.cpu_count() or 1) - 1) if self.model.device.type == "cuda" else 0

@@ -104,5 +104,5 @@ def test_featurizing_in_worker_processes_gives_what_featurizing_here_gives(task,
 def test_featurizing_workers_are_used_on_a_gpu_only_by_default():
     model, tokenizer = tiny_model(m=1)
     tagger = Tagger(model, tokenizer)
-    assert tagger._featurize_workers() == (0 if model.device.type == "cpu" else min(4, (os.cpu_count() or 1) - 1))
-    assert Tagger(model, tokenizer, featurize_workers=3)._featurize_workers() == 3
+    assert tagger.featurizing_processes == (0 if model.device.type == "cpu" else min(4, (os.cpu_count() or 1) - 1))
+    assert Tagger(model, tokenizer, featurize_workers=3).featurizing_processes == 3
