@@ -15,6 +15,7 @@ set -euo pipefail
 out=${1:?usage: bash benchmarks/gpu.sh OUT}
 py=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/device.txt"
+"$py" -c "import torch, transformers; print('torch', torch.__version__, '| transformers', transformers.__version__)" >> "$out/device.txt"
 for precision in no bf16; do
     # Bounded: before the fix, bf16 ran at about a tenth of float32's speed (the log then says how far it got).
     if timeout "${TRAIN_TIMEOUT:-150}" "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 \

@@ -8,7 +8,7 @@ seed, versions, wall time, peak memory) and its test predictions in its own dire
 it can be committed: a grid of many hours then goes on across sessions and machines. From the
 results: one Markdown table per dataset (mean ± standard deviation over seeds, best per column in
 bold, number of runs), a JSON summary,
-a plot of score against m per dataset, and, for the headline comparison, the per-seed
+a plot of score against m per dataset, and, for each comparison listed, the per-seed
 differences with a paired bootstrap confidence interval over test sentences.
 
 The configuration (YAML or JSON)::
@@ -23,7 +23,8 @@ The configuration (YAML or JSON)::
       char alone: {m: 0, side: char}
       entangle m=1: {m: 1, side: both}
       entangle m=2: {m: 2, side: both}
-    compare: ["entangle m=2:subword", "subword alone:subword"]   # system:side vs system:side
+    compare: ["entangle m=2:subword", "subword alone:subword"]   # system:side minus system:side
+    # or several: [["entangle m=2:subword", "subword alone:subword"], ["entangle m=2:char", "char alone:char"]]
     macro_average: true                          # also one table averaged over the datasets
 """
 
@@ -71,7 +72,8 @@ class BenchConfig:
     systems: dict[str, dict]
     seeds: list[int] = field(default_factory=lambda: [42])
     train: dict = field(default_factory=dict)
-    compare: list[str] | None = None  # ["system:side", "system:side"]: first minus second
+    # ["system:side", "system:side"]: first minus second; or a list of such pairs (the headline first)
+    compare: list | None = None
     bootstrap: int = 1000
     macro_average: bool = False  # a table of each system and side averaged over the datasets
     results: str | None = None  # where each run's result and predictions go (default: output)
@@ -98,11 +100,18 @@ class BenchConfig:
             if attack not in ATTACK_NAMES or not _is_rate(rate):
                 raise BenchConfigError(f"{path}: noisy test {variant!r} is not ATTACK@RATE with an attack of "
                                        f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
-        if config.compare is not None:
-            names = [c.partition(":")[0] for c in config.compare]
-            if len(config.compare) != 2 or any(n not in config.systems for n in names):
-                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems, got {config.compare}")
+        for pair in config.comparisons:
+            if len(pair) != 2 or any(not isinstance(c, str) or c.partition(":")[0] not in config.systems for c in pair):
+                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems "
+                                       f"(or a list of such pairs), got {pair}")
         return config
+
+    @property
+    def comparisons(self) -> list[list]:
+        """``compare`` as a list of pairs (one pair may be written on its own)."""
+        if not self.compare:
+            return []
+        return [self.compare] if all(isinstance(c, str) for c in self.compare) else list(self.compare)
 
 
 def _is_rate(text: str) -> bool:
@@ -361,7 +370,7 @@ def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
     for (system, side), row in cells.items():
         lines.append(f"| {system} | {side} | " + " | ".join(_mean_std(_stats(row[c])) if c in row else "–"
                                                              for c in columns) + " |")
-    return f"Test sets with noise (`entangle perturb`, seed 0; ATTACK@RATE):\n\n" + "\n".join(lines)
+    return "Test sets with noise (`entangle perturb`, seed 0; ATTACK@RATE):\n\n" + "\n".join(lines)
 
 
 def decoding_table(dataset: str, results: list[dict]) -> str:
@@ -462,8 +471,17 @@ def paired_bootstrap(task: Task, pairs: list[tuple[list, list]], samples: int, s
 
 
 def compare(config: BenchConfig, results: list[dict]) -> dict:
-    """The headline comparison per dataset: per-seed differences and the paired bootstrap."""
-    (a_system, _, a_side), (b_system, _, b_side) = (c.partition(":") for c in config.compare)
+    """Each listed comparison per dataset (those with a seed both systems ran): per-seed
+    differences and the paired bootstrap."""
+    out: dict[str, list] = {}
+    for a, b in config.comparisons:
+        for dataset, comparison in _compare_pair(config, results, a, b).items():
+            out.setdefault(dataset, []).append(comparison)
+    return out
+
+
+def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str) -> dict:
+    (a_system, _, a_side), (b_system, _, b_side) = first.partition(":"), second.partition(":")
     out = {}
     for dataset in config.datasets:
         by_seed = {}
@@ -484,7 +502,7 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
                 predictions = read_predictions(config, dataset, run["system"], seed)
                 counts.append(task.example_counts(predictions["gold"], predictions["predicted"][side]))
             pairs.append(tuple(counts))
-        out[dataset] = {"a": config.compare[0], "b": config.compare[1], "per_seed": per_seed,
+        out[dataset] = {"a": first, "b": second, "per_seed": per_seed,
                         "bootstrap": paired_bootstrap(task, pairs, config.bootstrap)}
     return out
 
@@ -531,7 +549,7 @@ def report(config: BenchConfig, results: list[dict]) -> str:
     """Write ``summary.json``, ``RESULTS.md`` and one PNG per dataset into the output directory; the Markdown."""
     output = Path(config.output)
     summary = summarize(results)
-    comparison = compare(config, results) if config.compare else {}
+    comparison = compare(config, results)
     parts = []
     for dataset, systems in summary.items():
         png = output / f"{_slug(Path(dataset).name)}.png"
@@ -542,8 +560,7 @@ def report(config: BenchConfig, results: list[dict]) -> str:
             parts.append(table)
         if table := decoding_table(dataset, results):
             parts.append(table)
-        if dataset in comparison:
-            c = comparison[dataset]
+        for c in comparison.get(dataset, []):
             b = c["bootstrap"]
             parts.append(
                 f"{c['a']} minus {c['b']}, per seed: "

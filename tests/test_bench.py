@@ -63,7 +63,8 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
         "train": {"epochs": 1, "batch-size": 4, "patience": 0, "char": str(encoders / "char"),
                   "subword": str(encoders / "subword")},
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
-        "compare": ["entangle m=1:subword", "subword alone:subword"], "macro_average": True,
+        "compare": [["entangle m=1:subword", "subword alone:subword"], ["entangle m=1:char", "subword alone:subword"]],
+        "macro_average": True,
         "noisy_tests": ["charbert@1.0", "lower@1.0"],
     }))
     main(["bench", str(config), "--workers", "2"])  # both runs at once, one thread each
@@ -90,7 +91,9 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert "| system | side | clean | charbert@1.0 | lower@1.0 |" in markdown
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     assert summary["summary"][str(data)]["subword alone"]["subword"]["test"]["n"] == 1
-    assert set(summary["comparison"][str(data)]["per_seed"]) == {"2"}
+    headline, second = summary["comparison"][str(data)]  # both comparisons, in the order listed
+    assert set(headline["per_seed"]) == {"2"} and second["a"] == "entangle m=1:char"
+    assert markdown.count("paired-bootstrap interval") == 2
     assert (tmp_path / "bench" / "tiny.png").read_bytes().startswith(b"\x89PNG")
     # The macro average over one dataset is that dataset's mean.
     macro = summary["macro_average"]["entangle m=1"]["char"]
@@ -224,6 +227,11 @@ def test_bad_configs_are_named(tmp_path):
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:subword', 'b:subword']\n")
     with pytest.raises(SystemExit, match="compare needs two"):
         main(["bench", str(config)])
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: [['a:char', 'a:subword'], ['a:char', 'b:char']]\n")
+    with pytest.raises(BenchConfigError, match=r"compare needs two .* got \['a:char', 'b:char'\]"):
+        BenchConfig.from_file(config)
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:char', 'a:subword']\n")
+    assert BenchConfig.from_file(config).comparisons == [["a:char", "a:subword"]]  # one pair on its own
 
 
 def test_a_failing_run_stops_the_grid_with_its_directory_named(tmp_path):
