@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from .modeling.configuration import EntangleConfig
-from .onnx_model import WEIGHTS, OnnxEntangleModel, _needs_extra, side_graph
+from .onnx_model import OnnxEntangleModel, _needs_extra, side_graph
 from .options import GRAPH, MissingExtraError
 from .predict import Tagger
 from .tasks import get_task
@@ -98,7 +98,8 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     _check_dynamic(program.model.graph.inputs)
     program.save(output_dir / GRAPH, external_data=True)
     if len(sides) > 1:
-        # The weights stay in WEIGHTS: the pruned graphs' initializers keep pointing into it.
+        # The weights stay in the one external data file (onnx_model.WEIGHTS): the pruned graphs'
+        # initializers keep pointing into it.
         full = Extractor(onnx.load(output_dir / GRAPH, load_external_data=False))
         for side in sides:
             pruned = full.extract_model(names, [f"{side}_logits"])
