@@ -230,6 +230,9 @@ def test_bad_configs_are_named(tmp_path):
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: [['a:char', 'a:subword'], ['a:char', 'b:char']]\n")
     with pytest.raises(BenchConfigError, match=r"compare needs two .* got \['a:char', 'b:char'\]"):
         BenchConfig.from_file(config)
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: [['a:char', 'a:subword'], 3]\n")
+    with pytest.raises(BenchConfigError, match="compare needs two .* got 3"):
+        BenchConfig.from_file(config)
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:char', 'a:subword']\n")
     assert BenchConfig.from_file(config).comparisons == [["a:char", "a:subword"]]  # one pair on its own
 
