@@ -141,10 +141,10 @@ def featurized_batches(sentences: list[list[str]], featurizer: Featurizer, colla
     that many processes, a chunk of ``CHUNK_BATCHES`` batches' sentences each, while the caller
     runs the model on the chunks already made (batches are then sorted by length within a chunk);
     an input of one chunk or less is featurized here."""
-    if workers <= 0 or len(sentences) <= CHUNK_BATCHES * batch_size:
+    chunks = FeaturizedChunks(sentences, featurizer, collator, batch_size)  # cheap: it only holds the input
+    if workers <= 0 or len(chunks) <= 1:
         yield from inference_batches(featurizer.featurize(sentences), batch_size, collator)
         return
-    chunks = FeaturizedChunks(sentences, featurizer, collator, batch_size)
     # A tokenizer that already ran batches in parallel here would print, in each forked worker, that
     # it turns its parallelism off there; the workers are the parallelism now.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
