@@ -101,7 +101,9 @@ class BenchConfig:
                 raise BenchConfigError(f"{path}: noisy test {variant!r} is not ATTACK@RATE with an attack of "
                                        f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
         for pair in config.comparisons:
-            if not isinstance(pair, list) or len(pair) != 2 or any(not isinstance(c, str) or c.partition(":")[0] not in config.systems for c in pair):
+            listed = isinstance(pair, list) and all(isinstance(c, str) and c.partition(":")[0] in config.systems
+                                                    for c in pair)
+            if not listed or len(pair) != 2:
                 raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems "
                                        f"(or a list of such pairs), got {pair}")
         return config
