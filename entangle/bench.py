@@ -476,13 +476,14 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
     """Each listed comparison per dataset (those with a seed both systems ran): per-seed
     differences and the paired bootstrap."""
     out: dict[str, list] = {}
+    counts: dict[tuple, list] = {}  # (dataset, system, seed, side): read once for every comparison it is in
     for a, b in config.comparisons:
-        for dataset, comparison in _compare_pair(config, results, a, b).items():
+        for dataset, comparison in _compare_pair(config, results, a, b, counts).items():
             out.setdefault(dataset, []).append(comparison)
     return out
 
 
-def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str) -> dict:
+def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str, counts: dict) -> dict:
     (a_system, _, a_side), (b_system, _, b_side) = first.partition(":"), second.partition(":")
     out = {}
     for dataset in config.datasets:
@@ -499,11 +500,11 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]
             per_seed[seed] = 100 * (a["test"][a_side][score] - b["test"][b_side][score])
-            counts = []
             for run, side in ((a, a_side), (b, b_side)):
-                predictions = read_predictions(config, dataset, run["system"], seed)
-                counts.append(task.example_counts(predictions["gold"], predictions["predicted"][side]))
-            pairs.append(tuple(counts))
+                if (key := (dataset, run["system"], seed, side)) not in counts:
+                    predictions = read_predictions(config, dataset, run["system"], seed)
+                    counts[key] = task.example_counts(predictions["gold"], predictions["predicted"][side])
+            pairs.append((counts[dataset, a_system, seed, a_side], counts[dataset, b_system, seed, b_side]))
         out[dataset] = {"a": first, "b": second, "per_seed": per_seed,
                         "bootstrap": paired_bootstrap(task, pairs, config.bootstrap)}
     return out
