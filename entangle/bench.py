@@ -9,7 +9,8 @@ it can be committed: a grid of many hours then goes on across sessions and machi
 results: one Markdown table per dataset (mean ± standard deviation over seeds, best per column in
 bold, number of runs), a JSON summary,
 a plot of score against m per dataset, and, for each comparison listed, the per-seed
-differences with a paired bootstrap confidence interval over test sentences.
+differences with a paired bootstrap confidence interval over test sentences, on the clean test
+set and on each noisy copy the runs were scored on.
 
 The configuration (YAML or JSON)::
 
@@ -55,6 +56,14 @@ from .tasks import Task, get_task
 
 RESULT = "result.json"
 PREDICTIONS = "test_predictions.json.gz"
+
+
+def predictions_file(variant: str | None = None) -> str:
+    """The kept test predictions: the clean test set's, or those of its noisy copy ``ATTACK@RATE``."""
+    if variant is None:
+        return PREDICTIONS
+    attack, _, rate = variant.partition("@")
+    return f"test_predictions_{attack}_{rate}.json.gz"
 
 
 class BenchConfigError(ValueError):
@@ -174,8 +183,8 @@ def result_dir(config: BenchConfig, dataset: str, system: str, seed: int) -> Pat
     return _run_path(config.results or config.output, dataset, system, seed)
 
 
-def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
-    with gzip.open(result_dir(config, dataset, system, seed) / PREDICTIONS, "rt", encoding="utf-8") as file:
+def read_predictions(config: BenchConfig, dataset: str, system: str, seed: int, variant: str | None = None) -> dict:
+    with gzip.open(result_dir(config, dataset, system, seed) / predictions_file(variant), "rt", encoding="utf-8") as file:
         return json.load(file)
 
 
@@ -275,14 +284,15 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     predictions = directory / "test_predictions.json"
     subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
                     "--predictions", str(predictions)], check=True, env=env)
-    noisy = {}
+    noisy, kept = {}, {predictions_file(): predictions}
     for variant in config.noisy_tests:  # the same model on noisy copies of the test set
         attack, _, rate = variant.partition("@")
         copy, scores = directory / f"test_{attack}_{rate}.txt", directory / f"test_{attack}_{rate}.json"
+        kept[predictions_file(variant)] = directory / f"test_{attack}_{rate}_predictions.json"
         subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
                         "--output", str(copy)], check=True, env=env)
-        subprocess.run([*entangle, "evaluate", str(directory), "--data", str(copy), "--output", str(scores)],
-                       check=True, env=env)
+        subprocess.run([*entangle, "evaluate", str(directory), "--data", str(copy), "--output", str(scores),
+                        "--predictions", str(kept[predictions_file(variant)])], check=True, env=env)
         noisy[variant] = json.loads(scores.read_text())["results"]
     summary = json.loads((directory / "train_summary.json").read_text())
     test = json.loads((directory / "test.json").read_text())
@@ -300,9 +310,10 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "versions": _versions(), "commit": _commit(),
     }
     results.mkdir(parents=True, exist_ok=True)
-    # Fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit.
-    with gzip.GzipFile(results / PREDICTIONS, "wb", mtime=0) as file:
-        file.write(predictions.read_bytes())
+    for name, source in kept.items():
+        # Fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit.
+        with gzip.GzipFile(results / name, "wb", mtime=0) as file:
+            file.write(source.read_bytes())
     (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
     return result
 
@@ -473,23 +484,33 @@ def paired_bootstrap(task: Task, pairs: list[tuple[list, list]], samples: int, s
 
 
 def compare(config: BenchConfig, results: list[dict]) -> dict:
-    """Each listed comparison per dataset (those with a seed both systems ran): per-seed
-    differences and the paired bootstrap."""
+    """Each listed comparison per dataset, on the clean test set (the seeds both systems ran) and
+    on each noisy copy (the seeds whose runs kept their predictions on it): per-seed differences
+    and the paired bootstrap."""
     out: dict[str, list] = {}
-    counts: dict[tuple, list] = {}  # (dataset, system, seed, side): read once for every comparison it is in
+    counts: dict[tuple, list] = {}  # (dataset, system, seed, side, test): read once for every comparison it is in
     for a, b in config.comparisons:
-        for dataset, comparison in _compare_pair(config, results, a, b, counts).items():
-            out.setdefault(dataset, []).append(comparison)
+        for variant in (None, *config.noisy_tests):
+            for dataset, comparison in _compare_pair(config, results, a, b, counts, variant).items():
+                out.setdefault(dataset, []).append(comparison)
     return out
 
 
-def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str, counts: dict) -> dict:
+def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str, counts: dict,
+                  variant: str | None) -> dict:
     (a_system, _, a_side), (b_system, _, b_side) = first.partition(":"), second.partition(":")
+
+    def scored(run: dict) -> dict | None:  # the run's scores on this test set, if it kept its predictions there
+        if variant is None:
+            return run["test"]
+        kept = (result_dir(config, run["dataset"], run["system"], run["seed"]) / predictions_file(variant)).is_file()
+        return run.get("noisy_test", {}).get(variant) if kept else None
+
     out = {}
     for dataset in config.datasets:
         by_seed = {}
         for r in results:
-            if r["dataset"] == dataset and r["system"] in (a_system, b_system):
+            if r["dataset"] == dataset and r["system"] in (a_system, b_system) and scored(r) is not None:
                 by_seed.setdefault(r["seed"], {})[r["system"]] = r
         seeds = sorted(s for s, runs in by_seed.items() if {a_system, b_system} <= set(runs))
         if not seeds:
@@ -499,13 +520,13 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
         per_seed, pairs = {}, []
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]
-            per_seed[seed] = 100 * (a["test"][a_side][score] - b["test"][b_side][score])
+            per_seed[seed] = 100 * (scored(a)[a_side][score] - scored(b)[b_side][score])
             for run, side in ((a, a_side), (b, b_side)):
-                if (key := (dataset, run["system"], seed, side)) not in counts:
-                    predictions = read_predictions(config, dataset, run["system"], seed)
+                if (key := (dataset, run["system"], seed, side, variant)) not in counts:
+                    predictions = read_predictions(config, dataset, run["system"], seed, variant)
                     counts[key] = task.example_counts(predictions["gold"], predictions["predicted"][side])
-            pairs.append((counts[dataset, a_system, seed, a_side], counts[dataset, b_system, seed, b_side]))
-        out[dataset] = {"a": first, "b": second, "per_seed": per_seed,
+            pairs.append((counts[dataset, a_system, seed, a_side, variant], counts[dataset, b_system, seed, b_side, variant]))
+        out[dataset] = {"a": first, "b": second, "test": variant or "clean", "per_seed": per_seed,
                         "bootstrap": paired_bootstrap(task, pairs, config.bootstrap)}
     return out
 
@@ -564,9 +585,9 @@ def report(config: BenchConfig, results: list[dict]) -> str:
         if table := decoding_table(dataset, results):
             parts.append(table)
         for c in comparison.get(dataset, []):
-            b = c["bootstrap"]
+            b, noisy_copy = c["bootstrap"], "" if c["test"] == "clean" else f" on the {c['test']} copy of test"
             parts.append(
-                f"{c['a']} minus {c['b']}, per seed: "
+                f"{c['a']} minus {c['b']}{noisy_copy}, per seed: "
                 + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
                 + f"; mean {b['difference']:+.2f}, 95% paired-bootstrap interval [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] "
                 f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "

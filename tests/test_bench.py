@@ -1,5 +1,6 @@
 """The benchmark runner: a tiny grid end to end, resumability, tables, significance, bad configs."""
 
+import gzip
 import json
 import random
 import shutil
@@ -15,9 +16,11 @@ from entangle.bench import (
     BenchConfig,
     BenchConfigError,
     BenchRunError,
+    compare,
     decoding_table,
     finished_result,
     paired_bootstrap,
+    predictions_file,
     result_dir,
     resolved_options,
     run_bench,
@@ -69,7 +72,8 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     }))
     main(["bench", str(config), "--workers", "2"])  # both runs at once, one thread each
     run = tmp_path / "kept" / "tiny" / "entangle_m=1" / "seed-2"
-    assert sorted(p.name for p in run.iterdir()) == ["result.json", "test_predictions.json.gz"]  # small files only
+    assert sorted(p.name for p in run.iterdir()) == [  # small files only: the scores, the predictions per test set
+        "result.json", "test_predictions.json.gz", "test_predictions_charbert_1.0.json.gz", "test_predictions_lower_1.0.json.gz"]
     assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
     result = json.loads((run / "result.json").read_text())
     sides = {"subword", "char", "joint"}  # both sides and, by default, the joint head
@@ -91,9 +95,15 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert "| system | side | clean | charbert@1.0 | lower@1.0 |" in markdown
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     assert summary["summary"][str(data)]["subword alone"]["subword"]["test"]["n"] == 1
-    headline, second = summary["comparison"][str(data)]  # both comparisons, in the order listed
+    # Both comparisons in the order listed, each on the clean test set and then on each noisy copy.
+    headline, *headline_noisy, second, _, _ = summary["comparison"][str(data)]
     assert set(headline["per_seed"]) == {"2"} and second["a"] == "entangle m=1:char"
-    assert markdown.count("paired-bootstrap interval") == 2
+    assert [c["test"] for c in (headline, *headline_noisy)] == ["clean", "charbert@1.0", "lower@1.0"]
+    noisy_f1 = result["noisy_test"]["charbert@1.0"]["subword"]["f1"]
+    baseline = json.loads((tmp_path / "kept" / "tiny" / "subword_alone" / "seed-2" / "result.json").read_text())
+    assert headline_noisy[0]["per_seed"]["2"] == pytest.approx(100 * (noisy_f1 - baseline["noisy_test"]["charbert@1.0"]["subword"]["f1"]))
+    assert headline_noisy[0]["bootstrap"]["difference"] == pytest.approx(headline_noisy[0]["per_seed"]["2"])
+    assert markdown.count("paired-bootstrap interval") == 6 and markdown.count("on the lower@1.0 copy of test") == 2
     assert (tmp_path / "bench" / "tiny.png").read_bytes().startswith(b"\x89PNG")
     # The macro average over one dataset is that dataset's mean.
     macro = summary["macro_average"]["entangle m=1"]["char"]
@@ -116,6 +126,29 @@ def fake_result(config: BenchConfig, dataset: str, system: str, seed: int, score
             "options": resolved_options(train_arguments(config, dataset, system, seed)),
             "test": {side: {"f1": f} for side, f in scores.items()}, "dev": {side: {"f1": f / 2} for side, f in scores.items()},
             "best_epoch": 1, "steps": 1, "train_time_s": 1.0, "wall_time_s": 1.0, "peak_memory_mb": 1.0}  # fmt: skip
+
+
+def test_noisy_copies_are_compared_on_the_seeds_that_kept_their_predictions(tmp_path):
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1, 2], systems={"a": {"m": 0}, "b": {"m": 0}},
+                         compare=["a:subword", "b:subword"], noisy_tests=["charbert@1.0"], bootstrap=20)
+    gold = [["B-person", "O"], ["O", "B-location"]]
+    right, wrong = gold, [["O", "O"], ["O", "O"]]
+    results = []
+    for system, clean, noisy in (("a", right, right), ("b", right, wrong)):
+        for seed in (1, 2):
+            result = fake_result(config, "wnut17", system, seed, {"subword": 1.0})
+            result["noisy_test"] = {"charbert@1.0": {"subword": {"f1": 1.0 if noisy is right else 0.0}}}
+            results.append(result)
+            kept = {None: clean, "charbert@1.0": noisy} if seed == 1 else {None: clean}  # seed 2: kept before noisy ones were
+            for variant, predicted in kept.items():
+                path = result_dir(config, "wnut17", system, seed) / predictions_file(variant)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with gzip.open(path, "wt", encoding="utf-8") as file:
+                    json.dump({"gold": gold, "predicted": {"subword": predicted}}, file)
+    clean, noisy = compare(config, results)["wnut17"]
+    assert clean["test"] == "clean" and clean["per_seed"] == {1: 0.0, 2: 0.0} and clean["bootstrap"]["difference"] == 0.0
+    assert noisy["test"] == "charbert@1.0" and noisy["per_seed"] == {1: 100.0}  # seed 2 has no predictions to resample
+    assert noisy["bootstrap"]["difference"] == 100.0 and noisy["bootstrap"]["ci95"] == [100.0, 100.0]
 
 
 def test_the_decoding_table_shows_what_constrained_decoding_changed(tmp_path):
