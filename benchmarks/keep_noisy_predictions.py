@@ -9,21 +9,20 @@ its run folder; the scores must come out as ``result.json`` recorded them, or no
 """
 
 import argparse
-import gzip
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from entangle.bench import BenchConfig, finished_result, predictions_file, result_dir, run_dir
+from entangle.bench import (BenchConfig, finished_result, keep_predictions, noisy_test_paths, predictions_file,
+                            result_dir, run_dir)
 
 
 def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str) -> None:
     result = finished_result(config, dataset, system, seed)
     directory, target = run_dir(config, dataset, system, seed), result_dir(config, dataset, system, seed)
-    attack, _, rate = variant.partition("@")
-    copy = directory / f"test_{attack}_{rate}.txt"
+    copy = noisy_test_paths(directory, variant)[0]
     if result is None or variant not in result.get("noisy_test", {}) or not (directory / "model").is_dir() or not copy.is_file():
         sys.exit(f"{directory}: needs a finished run scored on {variant}, with its model and {copy.name} still there")
     with tempfile.TemporaryDirectory() as scratch:
@@ -32,8 +31,7 @@ def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str
                         "--output", str(scores), "--predictions", str(predictions)], check=True)
         if json.loads(scores.read_text())["results"] != result["noisy_test"][variant]:
             sys.exit(f"{directory}: {variant} scores differ from {target / 'result.json'}'s; nothing kept")
-        with gzip.GzipFile(target / predictions_file(variant), "wb", mtime=0) as file:  # as entangle bench writes them
-            file.write(predictions.read_bytes())
+        keep_predictions(predictions, target / predictions_file(variant))
     print(f"{target / predictions_file(variant)}: kept ({variant} scores as recorded)")
 
 

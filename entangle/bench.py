@@ -66,6 +66,19 @@ def predictions_file(variant: str | None = None) -> str:
     return f"test_predictions_{attack}_{rate}.json.gz"
 
 
+def noisy_test_paths(directory: Path, variant: str) -> tuple[Path, Path, Path]:
+    """In a run's folder: the noisy copy ``ATTACK@RATE`` of its test set, the scores on it and the predictions."""
+    attack, _, rate = variant.partition("@")
+    stem = f"test_{attack}_{rate}"  # the rate's dot is not a suffix
+    return directory / f"{stem}.txt", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
+
+
+def keep_predictions(source: Path, target: Path) -> None:
+    """Gzipped with a fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit."""
+    with gzip.GzipFile(target, "wb", mtime=0) as file:
+        file.write(source.read_bytes())
+
+
 class BenchConfigError(ValueError):
     """A benchmark configuration that cannot be run; the message names the file."""
 
@@ -287,8 +300,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     noisy, kept = {}, {predictions_file(): predictions}
     for variant in config.noisy_tests:  # the same model on noisy copies of the test set
         attack, _, rate = variant.partition("@")
-        copy, scores = directory / f"test_{attack}_{rate}.txt", directory / f"test_{attack}_{rate}.json"
-        kept[predictions_file(variant)] = directory / f"test_{attack}_{rate}_predictions.json"
+        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant)
         subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
                         "--output", str(copy)], check=True, env=env)
         subprocess.run([*entangle, "evaluate", str(directory), "--data", str(copy), "--output", str(scores),
@@ -311,9 +323,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     }
     results.mkdir(parents=True, exist_ok=True)
     for name, source in kept.items():
-        # Fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit.
-        with gzip.GzipFile(results / name, "wb", mtime=0) as file:
-            file.write(source.read_bytes())
+        keep_predictions(source, results / name)
     (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
     return result
 
