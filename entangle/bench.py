@@ -10,7 +10,8 @@ results: one Markdown table per dataset (mean ± standard deviation over seeds, 
 bold, number of runs), a JSON summary,
 a plot of score against m per dataset, and, for each comparison listed, the per-seed
 differences with a paired bootstrap confidence interval over test sentences, on the clean test
-set and on each noisy copy the runs were scored on.
+set and on each noisy copy, over the seeds whose runs kept their predictions there (older runs
+get them from ``benchmarks/keep_noisy_predictions.py``).
 
 The configuration (YAML or JSON)::
 
@@ -383,7 +384,7 @@ def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
         score = task_of(r).main_score
         for side, metrics in r["test"].items():
             row = cells.setdefault((r["system"], side), {})
-            for name, scores in (("clean", metrics), *((v, r["noisy_test"][v].get(side, {})) for v in variants)):
+            for name, scores in (("clean", metrics), *((v, r["noisy_test"].get(v, {}).get(side, {})) for v in variants)):
                 if score in scores:
                     row.setdefault(name, []).append(100 * scores[score])
     if not cells:
@@ -518,12 +519,17 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
 
     out = {}
     for dataset in config.datasets:
-        by_seed = {}
+        by_seed, finished = {}, {}
         for r in results:
-            if r["dataset"] == dataset and r["system"] in (a_system, b_system) and scored(r) is not None:
-                by_seed.setdefault(r["seed"], {})[r["system"]] = r
+            if r["dataset"] == dataset and r["system"] in (a_system, b_system):
+                finished.setdefault(r["seed"], set()).add(r["system"])
+                if scored(r) is not None:
+                    by_seed.setdefault(r["seed"], {})[r["system"]] = r
         seeds = sorted(s for s, runs in by_seed.items() if {a_system, b_system} <= set(runs))
+        left_out = sorted(s for s, systems in finished.items() if {a_system, b_system} <= systems and s not in seeds)
         if not seeds:
+            if left_out:  # both ran, but neither seed kept its predictions on this copy: say so in the report
+                out[dataset] = {"a": first, "b": second, "test": variant, "per_seed": {}, "left_out": left_out}
             continue
         task = task_of(by_seed[seeds[0]][a_system])
         score = task.main_score
@@ -537,7 +543,7 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
                     counts[key] = task.example_counts(predictions["gold"], predictions["predicted"][side])
             pairs.append((counts[dataset, a_system, seed, a_side, variant], counts[dataset, b_system, seed, b_side, variant]))
         out[dataset] = {"a": first, "b": second, "test": variant or "clean", "per_seed": per_seed,
-                        "bootstrap": paired_bootstrap(task, pairs, config.bootstrap)}
+                        "bootstrap": paired_bootstrap(task, pairs, config.bootstrap), "left_out": left_out}
     return out
 
 
@@ -579,6 +585,21 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     plt.close(figure)
 
 
+def comparison_line(c: dict) -> str:
+    """One comparison in words; a noisy copy names the seeds left out for want of kept predictions."""
+    noisy_copy = "" if c["test"] == "clean" else f" on the {c['test']} copy of test"
+    left_out = (f" (seed{'s' if len(c['left_out']) > 1 else ''} {', '.join(map(str, c['left_out']))} left out: "
+                "no predictions kept on this copy; benchmarks/keep_noisy_predictions.py adds them)") if c.get("left_out") else ""
+    if not c["per_seed"]:
+        return f"{c['a']} minus {c['b']}{noisy_copy}: no interval{left_out}."
+    b = c["bootstrap"]
+    return (f"{c['a']} minus {c['b']}{noisy_copy}, per seed: "
+            + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
+            + f"{left_out}; mean {b['difference']:+.2f}, 95% paired-bootstrap interval [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] "
+            f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "
+            f"{b['p_not_better']:.3f}.")
+
+
 def report(config: BenchConfig, results: list[dict]) -> str:
     """Write ``summary.json``, ``RESULTS.md`` and one PNG per dataset into the output directory; the Markdown."""
     output = Path(config.output)
@@ -595,14 +616,7 @@ def report(config: BenchConfig, results: list[dict]) -> str:
         if table := decoding_table(dataset, results):
             parts.append(table)
         for c in comparison.get(dataset, []):
-            b, noisy_copy = c["bootstrap"], "" if c["test"] == "clean" else f" on the {c['test']} copy of test"
-            parts.append(
-                f"{c['a']} minus {c['b']}{noisy_copy}, per seed: "
-                + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
-                + f"; mean {b['difference']:+.2f}, 95% paired-bootstrap interval [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] "
-                f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "
-                f"{b['p_not_better']:.3f}."
-            )
+            parts.append(comparison_line(c))
     macro = macro_average(summary, config.datasets) if config.macro_average else {}
     if macro:
         parts.append(macro_table(macro))

@@ -17,8 +17,10 @@ from entangle.bench import (
     BenchConfigError,
     BenchRunError,
     compare,
+    comparison_line,
     decoding_table,
     finished_result,
+    noisy_table,
     paired_bootstrap,
     predictions_file,
     result_dir,
@@ -149,6 +151,23 @@ def test_noisy_copies_are_compared_on_the_seeds_that_kept_their_predictions(tmp_
     assert clean["test"] == "clean" and clean["per_seed"] == {1: 0.0, 2: 0.0} and clean["bootstrap"]["difference"] == 0.0
     assert noisy["test"] == "charbert@1.0" and noisy["per_seed"] == {1: 100.0}  # seed 2 has no predictions to resample
     assert noisy["bootstrap"]["difference"] == 100.0 and noisy["bootstrap"]["ci95"] == [100.0, 100.0]
+    assert clean["left_out"] == [] and noisy["left_out"] == [2]
+    assert "(seed 2 left out: no predictions kept on this copy" in comparison_line(noisy)
+    assert "left out" not in comparison_line(clean)
+    for system in ("a", "b"):  # no seed kept them: the report says so instead of dropping the comparison
+        (result_dir(config, "wnut17", system, 1) / predictions_file("charbert@1.0")).unlink()
+    clean, noisy = compare(config, results)["wnut17"]
+    assert noisy["per_seed"] == {} and noisy["left_out"] == [1, 2] and "bootstrap" not in noisy
+    assert comparison_line(noisy) == ("a:subword minus b:subword on the charbert@1.0 copy of test: no interval (seeds 1, 2 "
+                                      "left out: no predictions kept on this copy; benchmarks/keep_noisy_predictions.py adds them).")
+
+
+def test_the_noisy_table_leaves_a_copy_a_run_was_not_scored_on_empty(tmp_path):
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1], systems={"a": {"m": 0}})
+    result = fake_result(config, "wnut17", "a", 1, {"subword": 0.5})
+    result["noisy_test"] = {"charbert@1.0": {"subword": {"f1": 0.25}}}  # scored before lower@1.0 joined the grid
+    table = noisy_table("wnut17", [result], ["charbert@1.0", "lower@1.0"])
+    assert "| a | subword | 50.00 | 25.00 | – |" in table
 
 
 def test_the_decoding_table_shows_what_constrained_decoding_changed(tmp_path):
