@@ -586,12 +586,10 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
 
 
 def comparison_line(c: dict) -> str:
-    """One comparison in words; a noisy copy names the seeds left out for want of kept predictions."""
+    """One comparison in words; on a noisy copy, the seeds left out for want of kept predictions."""
     noisy_copy = "" if c["test"] == "clean" else f" on the {c['test']} copy of test"
-    left_out = (f" (seed{'s' if len(c['left_out']) > 1 else ''} {', '.join(map(str, c['left_out']))} left out: "
-                "no predictions kept on this copy; benchmarks/keep_noisy_predictions.py adds them)") if c.get("left_out") else ""
-    if not c["per_seed"]:
-        return f"{c['a']} minus {c['b']}{noisy_copy}: no interval{left_out}."
+    left_out = (f" (seed{'s' if len(c['left_out']) > 1 else ''} {', '.join(map(str, c['left_out']))}: "
+                "no predictions kept on this copy)") if c.get("left_out") else ""
     b = c["bootstrap"]
     return (f"{c['a']} minus {c['b']}{noisy_copy}, per seed: "
             + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
@@ -615,8 +613,12 @@ def report(config: BenchConfig, results: list[dict]) -> str:
             parts.append(table)
         if table := decoding_table(dataset, results):
             parts.append(table)
-        for c in comparison.get(dataset, []):
-            parts.append(comparison_line(c))
+        comparisons = comparison.get(dataset, [])
+        parts.extend(comparison_line(c) for c in comparisons if c["per_seed"])
+        if without := sum(not c["per_seed"] for c in comparisons):
+            parts.append(f"No interval for {without} comparison{'s' if without > 1 else ''} on noisy copies: no seed's "
+                         "runs kept their predictions there (benchmarks/keep_noisy_predictions.py adds them to runs "
+                         "whose models remain).")
     macro = macro_average(summary, config.datasets) if config.macro_average else {}
     if macro:
         parts.append(macro_table(macro))

@@ -24,6 +24,7 @@ from entangle.bench import (
     paired_bootstrap,
     predictions_file,
     result_dir,
+    report,
     resolved_options,
     run_bench,
     run_dir,
@@ -152,14 +153,14 @@ def test_noisy_copies_are_compared_on_the_seeds_that_kept_their_predictions(tmp_
     assert noisy["test"] == "charbert@1.0" and noisy["per_seed"] == {1: 100.0}  # seed 2 has no predictions to resample
     assert noisy["bootstrap"]["difference"] == 100.0 and noisy["bootstrap"]["ci95"] == [100.0, 100.0]
     assert clean["left_out"] == [] and noisy["left_out"] == [2]
-    assert "(seed 2 left out: no predictions kept on this copy" in comparison_line(noisy)
-    assert "left out" not in comparison_line(clean)
-    for system in ("a", "b"):  # no seed kept them: the report says so instead of dropping the comparison
+    assert "per seed: +100.00 (1) (seed 2: no predictions kept on this copy); mean +100.00" in comparison_line(noisy)
+    assert "no predictions kept" not in comparison_line(clean)
+    for system in ("a", "b"):  # no seed kept them: the comparison stays, to be counted in the report
         (result_dir(config, "wnut17", system, 1) / predictions_file("charbert@1.0")).unlink()
     clean, noisy = compare(config, results)["wnut17"]
     assert noisy["per_seed"] == {} and noisy["left_out"] == [1, 2] and "bootstrap" not in noisy
-    assert comparison_line(noisy) == ("a:subword minus b:subword on the charbert@1.0 copy of test: no interval (seeds 1, 2 "
-                                      "left out: no predictions kept on this copy; benchmarks/keep_noisy_predictions.py adds them).")
+    markdown = report(config, results)
+    assert "copy of test" not in markdown and "No interval for 1 comparison on noisy copies" in markdown
 
 
 def test_the_noisy_table_leaves_a_copy_a_run_was_not_scored_on_empty(tmp_path):
