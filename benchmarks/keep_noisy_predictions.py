@@ -9,14 +9,12 @@ its run folder; the scores must come out as ``result.json`` recorded them, or no
 """
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from entangle.bench import (BenchConfig, finished_result, keep_predictions, noisy_test_paths, predictions_file,
-                            result_dir, run_dir)
+from entangle.bench import (BenchConfig, evaluate_run, finished_result, keep_predictions, noisy_test_paths,
+                            predictions_file, result_dir, run_dir)
 
 
 def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str) -> None:
@@ -27,9 +25,7 @@ def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str
         sys.exit(f"{directory}: needs a finished run scored on {variant}, with its model and {copy.name} still there")
     with tempfile.TemporaryDirectory() as scratch:
         scores, predictions = Path(scratch) / "scores.json", Path(scratch) / "predictions.json"
-        subprocess.run([sys.executable, "-m", "entangle.cli", "evaluate", str(directory), "--data", str(copy),
-                        "--output", str(scores), "--predictions", str(predictions)], check=True)
-        if json.loads(scores.read_text())["results"] != result["noisy_test"][variant]:
+        if evaluate_run(directory, copy, scores, predictions)["results"] != result["noisy_test"][variant]:
             sys.exit(f"{directory}: {variant} scores differ from {target / 'result.json'}'s; nothing kept")
         keep_predictions(predictions, target / predictions_file(variant))
     print(f"{target / predictions_file(variant)}: kept ({variant} scores as recorded)")

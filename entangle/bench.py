@@ -74,6 +74,14 @@ def noisy_test_paths(directory: Path, variant: str) -> tuple[Path, Path, Path]:
     return directory / f"{stem}.txt", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
 
 
+def evaluate_run(directory: Path, data: str | Path, scores: Path, predictions: Path, env: dict | None = None) -> dict:
+    """``entangle evaluate`` of a run's model on ``data`` (a dataset name or a file), in a process of
+    its own: its scores (written to ``scores``), its predictions written to ``predictions``."""
+    subprocess.run([sys.executable, "-m", "entangle.cli", "evaluate", str(directory), "--data", str(data),
+                    "--output", str(scores), "--predictions", str(predictions)], check=True, env=env)
+    return json.loads(scores.read_text())
+
+
 def keep_predictions(source: Path, target: Path) -> None:
     """Gzipped with a fixed mtime: the same predictions give the same bytes, so a rerun leaves git nothing to commit."""
     with gzip.GzipFile(target, "wb", mtime=0) as file:
@@ -296,19 +304,15 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     else:
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
     predictions = directory / "test_predictions.json"
-    subprocess.run([*entangle, "evaluate", str(directory), "--data", dataset, "--output", str(directory / "test.json"),
-                    "--predictions", str(predictions)], check=True, env=env)
+    test = evaluate_run(directory, dataset, directory / "test.json", predictions, env)
     noisy, kept = {}, {predictions_file(): predictions}
     for variant in config.noisy_tests:  # the same model on noisy copies of the test set
         attack, _, rate = variant.partition("@")
         copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant)
         subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
                         "--output", str(copy)], check=True, env=env)
-        subprocess.run([*entangle, "evaluate", str(directory), "--data", str(copy), "--output", str(scores),
-                        "--predictions", str(kept[predictions_file(variant)])], check=True, env=env)
-        noisy[variant] = json.loads(scores.read_text())["results"]
+        noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env)["results"]
     summary = json.loads((directory / "train_summary.json").read_text())
-    test = json.loads((directory / "test.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed, "task": test["task"],
         "command": train_command(config, dataset, system, seed), "options": resolved_options(arguments),
