@@ -165,7 +165,7 @@ class TrainingOptions:
                                                   "entangle perturb)", choices=ATTACK_NAMES)
     # Case augmentation: the character side otherwise learns capitals as the cue for names, and
     # text written without them (chat, lower-cased input) loses most of what it tags.
-    train_lowercase: float = option(0.0, "case augmentation: each epoch lower-cases this share of the training "
+    train_lowercase: float = option(0.2, "case augmentation: each epoch lower-cases this share of the training "
                                     "examples whole, a fresh draw each epoch (labels unchanged; 0: off)",
                                     metavar="SHARE")
 
@@ -183,10 +183,13 @@ def upgraded(recorded: dict) -> dict:
     negation; before ``entangle train`` resolved ``joint_head``, ``predict_side`` and ``char_lr``
     (recorded as ``None`` or not at all), the joint head was off unless asked for, the subword head
     predicted when both sides trained, and any pretrained character encoder trained at ``lr``; before
-    the alignment bias was on by default (session 24), a run without it recorded had none."""
+    the alignment bias was on by default (session 24), a run without it recorded had none; before case
+    augmentation existed (session 20), a run lower-cased nothing."""
     recorded = dict(recorded)
     if recorded.get("alignment_bias") is None:
         recorded["alignment_bias"] = False
+    if recorded.get("train_lowercase") is None:
+        recorded["train_lowercase"] = 0.0
     if "no_group_by_length" in recorded:
         recorded["group_by_length"] = not recorded.pop("no_group_by_length")
     if recorded.get("joint_head") is None:

@@ -113,9 +113,10 @@ def test_a_saved_character_encoder_is_told_apart_by_its_config(tmp_path):
 def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
     assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3,
                                                                    "joint_head": False, "predict_side": "subword",
-                                                                   "alignment_bias": False}
-    assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True}) == {
-        "epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True}
+                                                                   "alignment_bias": False, "train_lowercase": 0.0}
+    assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True,
+                     "train_lowercase": 0.5}) == {"epochs": 3, "joint_head": False, "predict_side": "char",
+                                                  "alignment_bias": True, "train_lowercase": 0.5}
     assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did
 
 
