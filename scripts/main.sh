@@ -2,9 +2,9 @@
 # The main job on the embedded defaults: set up, train the entanglement model (the shipped
 # pretrained character encoder builtin-en + all-MiniLM-L6-v2, m = 2, each side's head trained
 # on its own side, and the joint head reading both, which predicts; a fifth of each epoch's
-# training sentences lower-cased) on WNUT-17, evaluate it on
-# the test set, and tag an example sentence. Three epochs (EPOCHS=N to change; at one epoch the
-# joint head still lags the subword head): benchmarks/RESULTS.md, "The main job".
+# training sentences lower-cased) on WNUT-17, evaluate it on the test set, and tag an example
+# sentence. Three epochs (EPOCHS=N to change; at one epoch the joint head still lags the subword
+# head): benchmarks/RESULTS.md, "The main job".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
