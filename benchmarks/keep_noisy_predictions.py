@@ -20,7 +20,7 @@ from entangle.bench import (BenchConfig, evaluate_run, finished_result, keep_pre
 def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str) -> None:
     result = finished_result(config, dataset, system, seed)
     directory, target = run_dir(config, dataset, system, seed), result_dir(config, dataset, system, seed)
-    copy = noisy_test_paths(directory, variant)[0]
+    copy = noisy_test_paths(directory, variant, dataset)[0]
     if result is None or variant not in result.get("noisy_test", {}) or not (directory / "model").is_dir() or not copy.is_file():
         sys.exit(f"{directory}: needs a finished run scored on {variant}, with its model and {copy.name} still there")
     with tempfile.TemporaryDirectory() as scratch:

@@ -67,11 +67,14 @@ def predictions_file(variant: str | None = None) -> str:
     return f"test_predictions_{attack}_{rate}.json.gz"
 
 
-def noisy_test_paths(directory: Path, variant: str) -> tuple[Path, Path, Path]:
-    """In a run's folder: the noisy copy ``ATTACK@RATE`` of its test set, the scores on it and the predictions."""
+def noisy_test_paths(directory: Path, variant: str, dataset: str) -> tuple[Path, Path, Path]:
+    """In a run's folder: the noisy copy ``ATTACK@RATE`` of ``dataset``'s test set, the scores on it and
+    the predictions. The copy keeps the test file's format, and files are read by their suffix, so a
+    CoNLL-U test set's copy is ``.conllu``."""
     attack, _, rate = variant.partition("@")
     stem = f"test_{attack}_{rate}"  # the rate's dot is not a suffix
-    return directory / f"{stem}.txt", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
+    suffix = ".conllu" if split_files(dataset)[0]["test"].suffix.lower() == ".conllu" else ".txt"
+    return directory / f"{stem}{suffix}", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
 
 
 def evaluate_run(directory: Path, data: str | Path, scores: Path, predictions: Path, env: dict | None = None) -> dict:
@@ -308,7 +311,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     noisy, kept = {}, {predictions_file(): predictions}
     for variant in config.noisy_tests:  # the same model on noisy copies of the test set
         attack, _, rate = variant.partition("@")
-        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant)
+        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant, dataset)
         subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
                         "--output", str(copy)], check=True, env=env)
         noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env)["results"]

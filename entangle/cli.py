@@ -208,10 +208,14 @@ def run_perturb(args: argparse.Namespace) -> None:
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
+    source = corpus.files[args.split]
+    conllu = source.suffix.lower() == ".conllu"
+    if conllu != (Path(args.output).suffix.lower() == ".conllu"):  # files are read by their suffix
+        raise UsageError(f"--output {args.output}: the copy keeps the format of {source.name}, and a file is read "
+                         f"as CoNLL-U by its .conllu suffix: name it {'with' if conllu else 'without'} one")
     sentences = corpus.split(args.split)
     noisy = perturb_sentences(sentences, args.attack, args.rate, args.seed)
-    source = corpus.files[args.split]
-    if source.suffix.lower() == ".conllu":
+    if conllu:
         write_conllu(source, args.output, [s.words for s in noisy], "form")
     else:
         rewrite_tokens(source, args.output, [w for s in noisy for w in s.words], args.token_column)

@@ -147,6 +147,8 @@ def test_perturb_and_robustness(tmp_path, encoders, data):
           str(tmp_path / "noisy.txt")])
     assert (tmp_path / "noisy.txt").read_text() == TRAIN.replace("Peter", "PETER").replace("York", "YORK").replace("lives", "LIVES").replace(
         "there", "THERE")
+    with pytest.raises(SystemExit, match="noisy.conllu: the copy keeps the format of train.txt.*name it without one"):
+        main(["perturb", "--data", str(data), "--split", "train", "--output", str(tmp_path / "noisy.conllu")])
     report = tmp_path / "report"
     main(["robustness", f"tiny={out}", str(out / "model"), "--data", str(data), "--attacks", "charbert,upper",
           "--rates", "0,0.5,1", "--output", str(report)])

@@ -3,6 +3,7 @@
 import pytest
 from conftest import shared_data
 
+from entangle.bench import noisy_test_paths
 from entangle.cli import main
 from entangle.data.conll import DataFormatError
 from entangle.data.conllu import read_conllu, write_conllu
@@ -75,6 +76,10 @@ def test_a_directory_of_ud_files_is_a_tagging_corpus(tmp_path):
     noisy = read_conllu(tmp_path / "n.conllu")
     assert noisy[0].words == ["VAMOS", "nos", "a", "el", "mar"] and noisy[1].words == ["lol"]  # < 4 letters: kept
     assert noisy[0].tags == ["VERB", "PRON", "ADP", "DET", "NOUN"] and "1-2\tVámonos" in (tmp_path / "n.conllu").read_text()
+    with pytest.raises(SystemExit, match=r"n.txt: the copy keeps the format of xx_tiny-ud-test.conllu.*name it with one"):
+        main(["perturb", "--data", str(tmp_path), "--attack", "upper", "--output", str(tmp_path / "n.txt")])
+    assert not (tmp_path / "n.txt").exists()  # else read back as CoNLL columns, its comment lines as words
+    assert noisy_test_paths(tmp_path / "run", "lower@1.0", str(tmp_path))[0] == tmp_path / "run" / "test_lower_1.0.conllu"
 
 
 def test_tweebank_reads_whole():
