@@ -48,6 +48,7 @@ from pathlib import Path
 import yaml
 
 from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults, train_option_names
+from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
@@ -73,7 +74,7 @@ def noisy_test_paths(directory: Path, variant: str, dataset: str) -> tuple[Path,
     CoNLL-U test set's copy is ``.conllu``."""
     attack, _, rate = variant.partition("@")
     stem = f"test_{attack}_{rate}"  # the rate's dot is not a suffix
-    suffix = ".conllu" if split_files(dataset)[0]["test"].suffix.lower() == ".conllu" else ".txt"
+    suffix = ".conllu" if is_conllu(split_files(dataset)[0]["test"]) else ".txt"
     return directory / f"{stem}{suffix}", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from .arguments import RUN_ARGS, parse_args
 from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, decoded_lines, read_conll, rewrite_tokens
-from .data.conllu import read_conllu, write_conllu
+from .data.conllu import is_conllu, read_conllu, write_conllu
 from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, UnknownDatasetError
 from .data.labels import UnknownLabelError
@@ -209,8 +209,8 @@ def run_perturb(args: argparse.Namespace) -> None:
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
     source = corpus.files[args.split]
-    conllu = source.suffix.lower() == ".conllu"
-    if conllu != (Path(args.output).suffix.lower() == ".conllu"):  # files are read by their suffix
+    conllu = is_conllu(source)
+    if conllu != is_conllu(args.output):  # the copy must be read back in its own format
         raise UsageError(f"--output {args.output}: the copy keeps the format of {source.name}, and a file is read "
                          f"as CoNLL-U by its .conllu suffix: name it {'with' if conllu else 'without'} one")
     sentences = corpus.split(args.split)

@@ -23,6 +23,12 @@ _RANGE = re.compile(r"^(\d+)-(\d+)$")
 _EMPTY_NODE = re.compile(r"^\d+\.\d+$")
 
 
+def is_conllu(path: str | Path) -> bool:
+    """Whether a file is read (and written) as CoNLL-U: by its ``.conllu`` suffix, the one rule
+    every reader and writer of data files follows."""
+    return Path(path).suffix.lower() == ".conllu"
+
+
 def _blocks(path: Path):
     """Sentences as lists of ``(line number, line)``, comments included."""
     block = []

@@ -12,7 +12,7 @@ from ..options import UsageError
 from ..tasks import get_task
 from .classification import is_classification_file, read_texts, read_wnut2020
 from .conll import DataFormatError, read_conll
-from .conllu import read_conllu
+from .conllu import is_conllu, read_conllu
 from .datasets import DATASETS, dataset_files
 from .intraword import read_sagt, read_spanish_wixarika, split_by_id
 
@@ -104,7 +104,7 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
 def read_tagged(path: Path, token_column: int = 0, tag_column: int | None = -1, scheme: str | None = "iob2",
                 conllu_tag: str = "upos", ragged: bool = False) -> list:
     """A ``.conllu`` file as CoNLL-U (its ``conllu_tag`` column), any other as CoNLL columns."""
-    if Path(path).suffix.lower() == ".conllu":
+    if is_conllu(path):
         return read_conllu(path, conllu_tag if tag_column is not None else None)
     return read_conll(path, token_column, tag_column, scheme, ragged)
 
@@ -116,14 +116,14 @@ def read_examples(path: Path, task: str, *, token_column: int = 0, tag_column: i
     if task == "classification":
         return read_texts(path, text_field, label_field)
     if task == "char-tagging":  # SAGT-style CoNLL-U, else the Spanish–Wixarika annotation format
-        return (read_sagt if Path(path).suffix.lower() == ".conllu" else read_spanish_wixarika)(path)[0]
+        return (read_sagt if is_conllu(path) else read_spanish_wixarika)(path)[0]
     return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag, ragged)
 
 
 def default_task(files: dict[str, Path]) -> str:
     """What files say about their task: ``tagging`` for CoNLL-U, ``classification`` for tables and
     TweetEval, else ``ner``."""
-    if any(Path(p).suffix.lower() == ".conllu" for p in files.values()):
+    if any(is_conllu(p) for p in files.values()):
         return "tagging"
     if files and all(is_classification_file(p) for p in files.values()):
         return "classification"
