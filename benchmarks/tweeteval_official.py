@@ -17,6 +17,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from entangle.bench import _stats
+
 # The classes whose F1 TweetEval averages, where it does not use them all.
 SCORED_CLASSES = {"tweeteval-irony": ("irony",), "stance": ("against", "favor")}
 STANCE = "tweeteval-stance (5 topics)"
@@ -51,10 +53,13 @@ def collect(runs: Path) -> dict:
 
 
 def summarize(table: dict) -> dict:
-    return {dataset: {system: {side: {"mean": round(statistics.mean(seeds.values()), 2),
-                                      "std": round(statistics.stdev(seeds.values()), 2) if len(seeds) > 1 else 0.0,
-                                      "per_seed": {str(k): round(v, 2) for k, v in sorted(seeds.items())}}
-                               for side, seeds in sides.items()}
+    """Mean and spread over the seeds, as the grid's own report computes them."""
+    def over_seeds(seeds: dict) -> dict:
+        stats = _stats(list(seeds.values()))
+        return {"mean": round(stats["mean"], 2), "std": round(stats["std"], 2),
+                "per_seed": {str(k): round(v, 2) for k, v in sorted(seeds.items())}}
+
+    return {dataset: {system: {side: over_seeds(seeds) for side, seeds in sides.items()}
                       for system, sides in systems.items()}
             for dataset, systems in sorted(table.items())}
 
