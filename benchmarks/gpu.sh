@@ -4,15 +4,18 @@
 #   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .gpu/wheels \
 #       pytest pluggy iniconfig hypothesis sortedcontainers attrs   # the suite's test tools (env.sh installs them)
 #   device run, carry [".gpu"]:  source .gpu/env.sh && bash benchmarks/gpu.sh "$OUT"
-# Writes 7 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU, run last and cut
+# Writes 8 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU, run last and cut
 # after PYTEST_TIMEOUT seconds, 240 by default; in PYTEST_WORKERS processes with pytest-xdist when
 # set, two threads each), train_{no,bf16}.log
 # and .json (m=2, batch 32, the same 300 steps in float32 and under bf16 mixed precision; the
 # training time includes the dev evaluations), throughput.json (benchmarks/gpu_throughput.py:
-# the model alone against end to end, float32 and bf16, batch 128). Commit them under
+# the model alone against end to end, float32 and bf16, batch 128) and profile.txt
+# (benchmarks/gpu_profile.py: 60 of those steps in each precision under torch.profiler, the ops
+# with the most device time, to tell why bf16 is not faster). Commit them under
 # benchmarks/results/gpu/ with the command, and quote them in RESULTS.
 set -euo pipefail
 out=${1:?usage: bash benchmarks/gpu.sh OUT}
+mkdir -p runs
 py=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/device.txt"
 "$py" -c "import torch, transformers; print('torch', torch.__version__, '| transformers', transformers.__version__)" >> "$out/device.txt"
@@ -27,6 +30,13 @@ for precision in no bf16; do
     else
         echo "$precision: training failed or ran past ${TRAIN_TIMEOUT:-150} s (see train_$precision.log)"
     fi
+done
+for precision in no bf16; do
+    timeout "${TRAIN_TIMEOUT:-150}" "$py" benchmarks/gpu_profile.py --output "$out/profile.txt" -- --data wnut17 -m 2 \
+        --batch-size 32 --epochs 1 --max-steps 60 --patience 0 --mixed-precision "$precision" \
+        --output "runs/gpu-profile-$precision" > "runs/gpu-profile-$precision.log" 2>&1 \
+        || { echo "profile $precision: failed or ran past ${TRAIN_TIMEOUT:-150} s" | tee -a "$out/profile.txt"
+             tail -n 20 "runs/gpu-profile-$precision.log" >> "$out/profile.txt"; }
 done
 "$py" benchmarks/gpu_throughput.py runs/gpu-no/model --batch-size 128 --output "$out/throughput.json" \
     || echo "throughput: failed (see the output above)"
