@@ -117,6 +117,49 @@ def test_cross_attention_ignores_the_other_sides_padding():
     assert torch.allclose(module(subwords, own_mask, chars, mask), module(subwords, own_mask, changed, mask), atol=1e-6)
 
 
+@pytest.mark.parametrize("alignment_bias", [False, True])
+def test_long_sequences_train_in_slices_of_queries_with_the_same_values_and_gradients(alignment_bias, monkeypatch):
+    """CPU training with attention dropout keeps every score for the backward pass; above a size a
+    block attends a slice of queries at a time, recomputed in the backward pass with the same
+    dropout draws: the gradients are those of the slices computed and kept, and without dropout
+    the values and gradients are those of the whole attention."""
+    from entangle.modeling import coattention
+
+    torch.manual_seed(0)
+    model, _ = tiny_model(m=1, alignment_bias=alignment_bias)
+    block = model.entangle.coattention.char_layers[0].cross.train()
+    x, context = torch.randn(2, 9, WIDTH), torch.randn(2, 5, WIDTH)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    alignment = torch.rand(2, 9, 5) > 0.5 if alignment_bias else None
+    q, k, v = torch.randn(2, 2, 9, 4, requires_grad=True), torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4)
+    assert coattention._query_slice(q, k, dropout=0.1) is None  # 180 scores: whole
+    monkeypatch.setattr(coattention, "CHUNKED_ATTENTION_SCORES", 80)
+    assert coattention._query_slice(q, k, dropout=0.1) == 4  # 20 scores a query
+    assert coattention._query_slice(q, k, dropout=0.0) is None  # the fused kernel keeps no scores
+    with torch.no_grad():
+        assert coattention._query_slice(q, k, dropout=0.1) is None
+
+    def gradient(attend) -> tuple[torch.Tensor, torch.Tensor]:
+        q.grad = None
+        torch.manual_seed(1)
+        out = attend()
+        out.square().sum().backward()
+        return out.detach(), q.grad.clone()
+
+    def kept_slices(dropout: float) -> torch.Tensor:
+        slices = [alignment[:, start:start + 4] if alignment_bias else None for start in (0, 4, 8)]
+        return torch.cat([block._attend(q[:, :, start:start + 4], k, v, mask, part, dropout)
+                          for start, part in zip((0, 4, 8), slices)], dim=2)
+
+    sliced = gradient(lambda: block._attend_in_slices(q, k, v, mask, alignment, 0.1, 4))
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(sliced, gradient(lambda: kept_slices(0.1))))
+    whole = gradient(lambda: block._attend(q, k, v, mask, alignment, 0.0))
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(whole, gradient(
+        lambda: block._attend_in_slices(q, k, v, mask, alignment, 0.0, 4))))
+    block(x, context, mask, alignment).sum().backward()  # the block itself takes the sliced path
+    assert block.query.weight.grad is not None
+
+
 def test_both_sides_loss_is_the_sum_of_the_two_losses():
     model, tokenizer = tiny_model(m=1)
     batch = batch_for(model, tokenizer, SENTENCES)

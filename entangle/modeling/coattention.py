@@ -13,6 +13,13 @@ With ``alignment_bias``, CO-TRM adds a learned bonus per head to the score of ea
 character and the subword that spells it. Measured on trained models, the cross-attention finds
 a word's own positions on the other side hardly more often than at random
 (``benchmarks/attention_alignment.py``); the bonus starts it where it should look.
+
+Attention runs in PyTorch's fused kernel, which keeps no (queries x keys) matrix, except where none
+of PyTorch's fused kernels applies dropout: training on the CPU. There the math fallback keeps every
+score, its softmax and its dropout for the backward pass (a default training step on 16 texts of
+1,000 characters peaked at 11.4 GB, 5.2 GB in slices: benchmarks/RESULTS.md), so above ``CHUNKED_ATTENTION_SCORES`` a block attends in slices of queries, each
+recomputed in the backward pass (:func:`torch.utils.checkpoint.checkpoint`, which replays the
+dropout draws).
 """
 
 from __future__ import annotations
@@ -20,10 +27,27 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 
 #: The starting score bonus of an aligned character-subword pair (``alignment_bias``).
 ALIGNMENT_BIAS_INIT = 2.0
+#: Scores (batch x heads x queries x keys) above which CPU training attends in slices of queries: a
+#: 128 MB float32 matrix. Below it (16 texts of up to 418 characters, with 12 heads), attention is
+#: computed whole, with the same dropout draws as before slices existed.
+CHUNKED_ATTENTION_SCORES = 2**25
+
+
+def _query_slice(q: torch.Tensor, k: torch.Tensor, dropout: float) -> int | None:
+    """How many queries to attend at a time where the whole score matrix would be kept for the
+    backward pass and is too large (CPU training with dropout); ``None`` to attend all at once."""
+    batch, heads, queries, _ = q.shape
+    per_query = batch * heads * k.shape[2]
+    if per_query * queries <= CHUNKED_ATTENTION_SCORES or not dropout or not torch.is_grad_enabled():
+        return None
+    if q.device.type == "cuda":  # CUDA's fused kernels apply dropout themselves
+        return None
+    return max(1, CHUNKED_ATTENTION_SCORES // per_query)
 
 
 class TransformerBlock(nn.Module):
@@ -74,6 +98,26 @@ class TransformerBlock(nn.Module):
         """(batch, heads, n_q, n_kv): each head's bonus where a pair is aligned, 0 elsewhere."""
         return alignment[:, None].to(dtype) * self.alignment_bias[None, :, None, None].to(dtype)
 
+    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, context_mask: torch.Tensor,
+                alignment: torch.Tensor | None, dropout: float) -> torch.Tensor:
+        """(batch, heads, n_q, head_dim): the queries' weighted values, in PyTorch's attention kernel."""
+        if alignment is None:
+            # (batch, 1, n_q, n_kv), broadcast over heads. The query axis is a view in PyTorch but must
+            # be spelled out for ONNX Runtime's Attention kernel.
+            mask = context_mask[:, None, None, :].bool().expand(-1, -1, q.shape[2], -1)
+        else:  # the bonus and the padding as one additive mask (spelled out: 5% slower on CPU)
+            mask = self._bonus(alignment, q.dtype).masked_fill(~context_mask[:, None, None, :].bool(), float("-inf"))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+    def _attend_in_slices(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, context_mask: torch.Tensor,
+                          alignment: torch.Tensor | None, dropout: float, rows: int) -> torch.Tensor:
+        """``_attend`` over ``rows`` queries at a time, each slice recomputed (its dropout replayed) in
+        the backward pass, so that only one slice's scores exist at once."""
+        return torch.cat([
+            checkpoint(self._attend, q[:, :, start:start + rows], k, v, context_mask,
+                       None if alignment is None else alignment[:, start:start + rows], dropout, use_reentrant=False)
+            for start in range(0, q.shape[2], rows)], dim=2)
+
     def forward(self, x: torch.Tensor, context: torch.Tensor, context_mask: torch.Tensor,
                 alignment: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` (batch, n_q, dim) attends over ``context`` (batch, n_kv, dim); ``context_mask``
@@ -82,20 +126,15 @@ class TransformerBlock(nn.Module):
         batch, length, width = x.shape
         q = self._heads(self.query(x))  # (batch, heads, n_q, head_dim)
         k, v = (self._heads(t) for t in self.key_value(context).chunk(2, dim=-1))  # (batch, heads, n_kv, head_dim)
+        dropout = self.attention_dropout if self.training else 0.0
         if alignment is not None and torch.onnx.is_in_onnx_export():
             # Spelled out: torch.export's decomposition of the fused kernel with an additive mask broke
             # the exported graph. The export's check against PyTorch compares the two ways.
             attended = self._probabilities(q, k, context_mask, alignment) @ v
+        elif rows := _query_slice(q, k, dropout):
+            attended = self._attend_in_slices(q, k, v, context_mask, alignment, dropout, rows)
         else:
-            if alignment is None:
-                # (batch, 1, n_q, n_kv), broadcast over heads. The query axis is a view in PyTorch but must
-                # be spelled out for ONNX Runtime's Attention kernel.
-                mask = context_mask[:, None, None, :].bool().expand(-1, -1, length, -1)
-            else:  # the bonus and the padding as one additive mask (spelled out: 5% slower on CPU)
-                mask = self._bonus(alignment, q.dtype).masked_fill(~context_mask[:, None, None, :].bool(), float("-inf"))
-            attended = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
-            )
+            attended = self._attend(q, k, v, context_mask, alignment, dropout)
         attended = attended.transpose(1, 2).reshape(batch, length, width)  # (batch, n_q, dim)
         x = self.attention_norm(x + self.dropout(self.attention_output(attended)))
         return self.output_norm(x + self.dropout(self.feed_forward(x)))
