@@ -17,9 +17,9 @@ a word's own positions on the other side hardly more often than at random
 Attention runs in PyTorch's fused kernel, which keeps no (queries x keys) matrix, except where none
 of PyTorch's fused kernels applies dropout: training on the CPU. There the math fallback keeps every
 score, its softmax and its dropout for the backward pass (a default training step on 16 texts of
-1,000 characters peaked at 11.4 GB, 5.2 GB in slices: benchmarks/RESULTS.md), so above ``CHUNKED_ATTENTION_SCORES`` a block attends in slices of queries, each
-recomputed in the backward pass (:func:`torch.utils.checkpoint.checkpoint`, which replays the
-dropout draws).
+1,000 characters peaked at 11.4 GB, 5.2 GB in slices: benchmarks/RESULTS.md), so above
+``CHUNKED_ATTENTION_SCORES`` a block attends in slices of queries, each recomputed in the backward
+pass (:func:`torch.utils.checkpoint.checkpoint`, which replays the dropout draws).
 """
 
 from __future__ import annotations
