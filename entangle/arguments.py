@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from .data.corpus import data_task
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
@@ -269,9 +270,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         model = ModelOptions(**values_of(ModelOptions, args)).resolved()
         args.isolate_sides, args.joint_head, args.predict_side = model.isolate_sides, model.joint_head, model.predict_side
         args.alignment_bias = model.alignment_bias
-        if args.char_lr is None:
+        if args.char_lr is None:  # before the task's rate is filled in: only a given --new-lr moves it
             args.char_lr = default_char_lr(*char_encoder_kind(args.char), args.lr, args.new_lr)
+        if args.new_lr is None:
+            args.new_lr = _task_new_lr(args)
     return args
+
+
+def _task_new_lr(args: argparse.Namespace) -> float | None:
+    """The rate of the new parts for the task that ``entangle train`` will read its data for;
+    ``None`` where the data is not there (loading it says so in one line)."""
+    try:
+        task = data_task(args.data, data_dir=args.data_dir, task=args.task, train=args.train, dev=args.dev)
+    except FileNotFoundError:
+        return None
+    return TASKS[task].new_lr
 
 
 def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -63,12 +63,19 @@ def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:
     return side == "both" and num_coattention_layers > 0
 
 
-def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float) -> float:
+#: The built-in character encoder's learning rate unless told (and unless ``--new-lr`` is).
+BUILTIN_CHAR_LR = 5e-4
+
+
+def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float | None) -> float:
     """The character encoder's learning rate unless told: a pretrained transformer (CANINE) fine-tunes
-    at ``lr`` like the subword encoder; the built-in BiLSTM learns at ``new_lr`` even when pretrained,
-    being small and briefly pretrained (WNUT-17, m=2, joint head: 5e-4 gave the character side
-    31.52 F1 where 5e-5 gave 26.18, benchmarks/RESULTS.md)."""
-    return lr if pretrained and not builtin else new_lr
+    at ``lr`` like the subword encoder; the built-in BiLSTM learns at a rate for new layers even when
+    pretrained, being small and briefly pretrained (WNUT-17, m=2, joint head: 5e-4 gave the character
+    side 31.52 F1 where 5e-5 gave 26.18, benchmarks/RESULTS.md): ``new_lr`` when one is given,
+    else ``BUILTIN_CHAR_LR``, whatever the task's rate for the other new parts."""
+    if pretrained and not builtin:
+        return lr
+    return BUILTIN_CHAR_LR if new_lr is None else new_lr
 
 
 def char_encoder_kind(char: str) -> tuple[bool, bool]:

@@ -128,11 +128,13 @@ class TrainingOptions:
     # Pretrained encoders fine-tune gently; the co-attention modules, projections, heads and any
     # randomly initialised encoder start from scratch and need a larger step to learn in time.
     lr: float = option(5e-5, "learning rate of pretrained encoders")
-    new_lr: float = option(5e-4, "learning rate of co-attention, projections, heads and randomly initialised "
-                           "encoders")
+    new_lr: float | None = option(None, "learning rate of co-attention, projections, heads and randomly "
+                                  "initialised encoders (default: the task's: 5e-4 for word and character tagging, "
+                                  "1e-4 for text classification)")
     char_lr: float | None = option(None, "learning rate of the character encoder (default: --lr for a pretrained "
-                                   "transformer such as CANINE; --new-lr for the built-in encoder, from scratch or "
-                                   "pretrained: small and briefly pretrained, it learns too little at --lr)")
+                                   "transformer such as CANINE; for the built-in encoder, from scratch or pretrained, "
+                                   "--new-lr when given, else 5e-4 for every task: small and briefly pretrained, it "
+                                   "learns too little at --lr)")
     # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
     # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
     freeze_subword_embeddings: bool = option(False, "keep the subword encoder's input embeddings fixed: with a "

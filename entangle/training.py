@@ -51,7 +51,7 @@ class TrainingConfig(TrainingOptions):
     command: str | None = None
 
 
-def character_rate(config, lr: float, new_lr: float) -> float:
+def character_rate(config, lr: float, new_lr: float | None) -> float:
     """The character encoder's rate unless told (:func:`~entangle.options.default_char_lr`), its
     kind told from its name as ``entangle train`` tells it (so the two train alike), or from the
     config for an encoder given without a name."""
@@ -235,6 +235,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         freeze_subword_embeddings(model)
     if config.char_lr is None:  # resolved here too, so that training_config.json records the rate used
         config = replace(config, char_lr=character_rate(model.config, config.lr, config.new_lr))
+    if config.new_lr is None:
+        config = replace(config, new_lr=tagger.task.new_lr)
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)

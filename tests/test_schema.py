@@ -6,8 +6,9 @@ from dataclasses import fields
 import pytest
 
 from entangle.arguments import parse_args, train_defaults, train_option_names
-from entangle.options import DEFAULT_COATTENTION_LAYERS
+from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS
 from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
+from entangle.tasks import TASKS
 from entangle.training import TrainingConfig
 
 
@@ -21,9 +22,10 @@ def test_every_field_is_a_train_option_with_its_default(options_class):
 
 def test_the_command_line_gives_the_training_loop_the_same_defaults():
     args = parse_args(["train", "--output", "x"])
-    # The command line resolves the character encoder's rate, as the loop would for builtin-en: --new-lr.
-    resolved_rate = TrainingConfig(output_dir="x", char_lr=TrainingOptions().new_lr)
-    assert TrainingConfig(output_dir="x", **values_of(TrainingOptions, args)) == resolved_rate
+    # The command line resolves the rates as the loop would: builtin-en's, and the new parts' for the
+    # task of the data (without data: NER).
+    resolved_rates = TrainingConfig(output_dir="x", char_lr=BUILTIN_CHAR_LR, new_lr=TASKS["ner"].new_lr)
+    assert TrainingConfig(output_dir="x", **values_of(TrainingOptions, args)) == resolved_rates
     assert ModelOptions(**values_of(ModelOptions, args)).resolved() == ModelOptions().resolved()
 
 
@@ -97,6 +99,31 @@ def test_tagger_create_takes_the_options_by_their_names_and_refuses_others():
 def test_derived_defaults_are_resolved_at_parse_time_so_that_a_run_records_them(argv, joint_head, predict_side, char_lr):
     args = parse_args(["train", *argv])
     assert (args.joint_head, args.predict_side, args.char_lr) == (joint_head, predict_side, char_lr)
+
+
+@pytest.mark.parametrize(("argv", "new_lr", "char_lr"), [
+    (["--data", "wnut17"], 5e-4, 5e-4),
+    (["--data", "tweebank"], 5e-4, 5e-4),
+    (["--data", "turkish-german-sagt"], 5e-4, 5e-4),
+    (["--data", "tweeteval-irony"], 1e-4, 5e-4),  # text classification: the new parts slower, not the encoder
+    (["--data", "wnut2020"], 1e-4, 5e-4),  # a named dataset's task, its files not needed
+    (["--data", "tweeteval-irony", "--new-lr", "2e-3"], 2e-3, 2e-3),  # a given rate moves the built-in encoder
+    (["--data", "wnut17", "--task", "classification"], 1e-4, 5e-4),
+])
+def test_the_new_parts_learn_at_the_rate_of_the_task(argv, new_lr, char_lr):
+    args = parse_args(["train", *argv])
+    assert (args.new_lr, args.char_lr) == (new_lr, char_lr)
+
+
+def test_the_task_of_data_files_is_told_from_their_names_at_parse_time(tmp_path):
+    table = tmp_path / "train.tsv"
+    table.write_text("text\tlabel\nhello there\ta\n", encoding="utf-8")
+    assert parse_args(["train", "--train", str(table)]).new_lr == TASKS["classification"].new_lr
+    assert parse_args(["train", "--data", str(tmp_path)]).new_lr == TASKS["classification"].new_lr
+    (tmp_path / "train.tsv").rename(tmp_path / "train.txt")
+    assert parse_args(["train", "--data", str(tmp_path)]).new_lr == TASKS["ner"].new_lr
+    # Data that is not there: left to loading, which says so in one line.
+    assert parse_args(["train", "--data", str(tmp_path / "missing")]).new_lr is None
 
 
 def test_a_saved_character_encoder_is_told_apart_by_its_config(tmp_path):

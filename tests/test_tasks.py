@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score
 from entangle.cli import main
 from entangle.data.batching import inference_batches
 from entangle.data.classification import LabelledText, read_table, read_tweeteval
-from entangle.data.conll import DataFormatError
+from entangle.data.conll import DataFormatError, Sentence
 from entangle.data.corpus import load_corpus
 from entangle.data.features import IGNORE, Featurizer
 from entangle.data.intraword import CharTaggedSentence
@@ -66,6 +66,21 @@ def test_classifier_learns_and_round_trips(tmp_path):
                       EntangleForSequenceClassification)
     batch = {k: v.to(loaded.model.device) for k, v in tagger.collator(tagger.featurizer.featurize([["so", "good"]])).items()}
     torch.testing.assert_close(loaded.model(**batch).logits, tagger.model.eval()(**batch).logits)
+
+
+@pytest.mark.parametrize(("task", "labels", "examples", "new_lr"), [
+    ("classification", CLASSES, TEXTS[:4], 1e-4),
+    ("ner", ["O", "B-X"], [Sentence(["so", "good"], ["O", "B-X"])] * 4, 5e-4),
+])
+def test_the_library_trains_the_new_parts_at_the_rate_of_the_task(task, labels, examples, new_lr, tmp_path):
+    """As ``entangle train`` resolves it: unless told, the new parts' rate is the task's, while the
+    built-in character encoder keeps its own."""
+    from entangle.options import BUILTIN_CHAR_LR
+
+    tagger = Tagger(*tiny_model(m=1, labels=labels, task=task))
+    tagger.fit(examples, None, output_dir=str(tmp_path), epochs=1, batch_size=4, patience=0)
+    recorded = json.loads((tmp_path / "training_config.json").read_text())
+    assert (recorded["new_lr"], recorded["char_lr"]) == (new_lr, BUILTIN_CHAR_LR)
 
 
 def test_a_long_text_is_classified_from_all_its_windows():

@@ -130,6 +130,17 @@ def default_task(files: dict[str, Path]) -> str:
     return "ner"
 
 
+def data_task(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
+               train: str | Path | None = None, dev: str | Path | None = None, test: str | Path | None = None) -> str:
+    """The task ``load_corpus`` reads these files for, told without reading them: ``task`` if given,
+    else a named dataset's (its files need not be there), else what the files say (:func:`default_task`)."""
+    if task is None and str(data) in DATASETS:
+        return DATASETS[str(data)].task
+    files = split_files(data, data_dir)[0] if data is not None and task is None else {}
+    files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
+    return get_task(task or default_task(files)).name
+
+
 def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
                 token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
                 dev: str | Path | None = None, test: str | Path | None = None,
@@ -153,7 +164,7 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
                       dataset_task, files)
     own_files = set(files.values())
     files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
-    task = get_task(task or dataset_task or default_task(files)).name
+    task = data_task(data, data_dir=data_dir, task=task, train=train, dev=dev, test=test)
     # A dataset's own layout, when it is read for its own task (SAGT's CoNLL-U also serves POS tagging).
     own_reader = OWN_READERS.get(str(data)) if task == dataset_task else None
     generic = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
