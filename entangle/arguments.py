@@ -279,10 +279,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def _task_new_lr(args: argparse.Namespace) -> float | None:
     """The rate of the new parts for the task that ``entangle train`` will read its data for;
-    ``None`` where the data is not there (loading it says so in one line)."""
+    ``None`` where the data cannot be listed (loading it says why in one line)."""
     try:
         task = data_task(args.data, data_dir=args.data_dir, task=args.task, train=args.train, dev=args.dev)
-    except FileNotFoundError:
+    except OSError:
         return None
     return TASKS[task].new_lr
 

@@ -41,13 +41,12 @@ CHUNKED_ATTENTION_SCORES = 2**25
 def _query_slice(q: torch.Tensor, k: torch.Tensor, dropout: float) -> int | None:
     """How many queries to attend at a time where the whole score matrix would be kept for the
     backward pass and is too large (CPU training with dropout); ``None`` to attend all at once."""
+    # Sizes last: inference, export and compiled graphs never compare them.
+    if not dropout or not torch.is_grad_enabled() or q.device.type == "cuda":  # CUDA's kernels apply dropout
+        return None
     batch, heads, queries, _ = q.shape
     per_query = batch * heads * k.shape[2]
-    if per_query * queries <= CHUNKED_ATTENTION_SCORES or not dropout or not torch.is_grad_enabled():
-        return None
-    if q.device.type == "cuda":  # CUDA's fused kernels apply dropout themselves
-        return None
-    return max(1, CHUNKED_ATTENTION_SCORES // per_query)
+    return None if per_query * queries <= CHUNKED_ATTENTION_SCORES else max(1, CHUNKED_ATTENTION_SCORES // per_query)
 
 
 class TransformerBlock(nn.Module):
