@@ -130,15 +130,26 @@ def default_task(files: dict[str, Path]) -> str:
     return "ner"
 
 
+def _overridden(files: dict[str, Path], train: str | Path | None, dev: str | Path | None,
+                test: str | Path | None) -> dict[str, Path]:
+    """``files`` with the splits given as files in their place."""
+    return {**files, **{split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None}}
+
+
+def _task_of(task: str | None, dataset_task: str | None, files: dict[str, Path]) -> str:
+    """``task`` if given, else the dataset's, else what the files say (:func:`default_task`)."""
+    return get_task(task or dataset_task or default_task(files)).name
+
+
 def data_task(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
                train: str | Path | None = None, dev: str | Path | None = None, test: str | Path | None = None) -> str:
-    """The task ``load_corpus`` reads these files for, told without reading them: ``task`` if given,
-    else a named dataset's (its files need not be there), else what the files say (:func:`default_task`)."""
-    if task is None and str(data) in DATASETS:
-        return DATASETS[str(data)].task
-    files = split_files(data, data_dir)[0] if data is not None and task is None else {}
-    files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
-    return get_task(task or default_task(files)).name
+    """The task ``load_corpus`` reads these files for, told without reading them (a named dataset's
+    files need not be there)."""
+    dataset = DATASETS.get(str(data))
+    if task is not None or dataset is not None:
+        return _task_of(task, dataset and dataset.task, {})
+    files = split_files(data, data_dir)[0] if data is not None else {}
+    return _task_of(None, None, _overridden(files, train, dev, test))
 
 
 def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
@@ -163,8 +174,8 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
         return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
                       dataset_task, files)
     own_files = set(files.values())
-    files.update({split: Path(p) for split, p in (("train", train), ("dev", dev), ("test", test)) if p is not None})
-    task = data_task(data, data_dir=data_dir, task=task, train=train, dev=dev, test=test)
+    files = _overridden(files, train, dev, test)
+    task = _task_of(task, dataset_task, files)
     # A dataset's own layout, when it is read for its own task (SAGT's CoNLL-U also serves POS tagging).
     own_reader = OWN_READERS.get(str(data)) if task == dataset_task else None
     generic = functools.partial(read_examples, task=task, token_column=token_column, tag_column=tag_column,
