@@ -4,8 +4,9 @@ A grid of datasets x systems x seeds, every system trained with the same budget 
 same ``entangle train`` code path. Each finished run leaves ``result.json`` (metrics, options,
 seed, versions, wall time, peak memory) and its test predictions in its own directory under
 ``results``, so rerunning skips it; a run that was interrupted continues from its checkpoint in
-``output``. ``results`` holds only small files, apart from the models and checkpoints, so that
-it can be committed: a grid of many hours then goes on across sessions and machines. From the
+``output``, where a finished run keeps its model and deletes its checkpoint. ``results`` holds
+only small files, apart from the models and checkpoints, so that it can be committed: a grid of
+many hours then goes on across sessions and machines. From the
 results: one Markdown table per dataset (mean ± standard deviation over seeds, best per column in
 bold, number of runs), a JSON summary,
 a plot of score against m per dataset, and, for each comparison listed, the per-seed
@@ -37,6 +38,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -292,7 +294,7 @@ def _check_resumable(directory: Path, wanted: dict) -> None:
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
     """Train and test one (dataset, system, seed) unless its result exists; the result. ``threads``
     sets the runs' torch threads (``OMP_NUM_THREADS``) when several run at once."""
-    from .training import METRICS_LOG  # training imports torch; bench itself needs only this file name
+    from .training import CHECKPOINT_DIR, METRICS_LOG  # training imports torch; bench needs only these names
 
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
@@ -302,7 +304,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     entangle = [sys.executable, "-m", "entangle.cli"]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
-    if (directory / "checkpoint").is_dir():  # interrupted: continue exactly where it stopped
+    if (directory / CHECKPOINT_DIR).is_dir():  # interrupted: continue exactly where it stopped
         _check_resumable(directory, resolved_options(arguments))
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
     else:
@@ -334,6 +336,9 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     for name, source in kept.items():
         keep_predictions(source, results / name)
     (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
+    # A finished run is never resumed, and its checkpoint (the weights and the optimizer's moments,
+    # three times the model) is what fills a disk over a grid.
+    shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
     return result
 
 

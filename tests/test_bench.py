@@ -78,6 +78,7 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     assert sorted(p.name for p in run.iterdir()) == [  # small files only: the scores, the predictions per test set
         "result.json", "test_predictions.json.gz", "test_predictions_charbert_1.0.json.gz", "test_predictions_lower_1.0.json.gz"]
     assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "model").is_dir()
+    assert not (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "checkpoint").exists()  # finished: not kept
     result = json.loads((run / "result.json").read_text())
     sides = {"subword", "char", "joint"}  # both sides and, by default, the joint head
     assert set(result["test"]) == sides and result["versions"]["torch"]
