@@ -64,8 +64,8 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
     started, _ = tiny_model(m=1, char_encoder_pretrained=True, alignment_bias=True,
                             coattention_init=str(tmp_path / "pre"))
     for key, value in base.coattention.state_dict().items():
-        assert torch.equal(started.entangle.coattention.state_dict()[key], value)
-    assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight)
+        assert torch.equal(started.entangle.coattention.state_dict()[key], value.cpu())
+    assert torch.equal(started.entangle.char_projection.weight, base.char_projection.weight.cpu())
     with pytest.raises(ConfigError, match="pretrained for another model .*num_coattention_layers 1 there, 2 here"):
         tiny_model(m=2, char_encoder_pretrained=True, alignment_bias=True, coattention_init=str(tmp_path / "pre"))
     with pytest.raises(ConfigError, match="char_encoder_pretrained True there, False here"):
