@@ -5,7 +5,10 @@ passes alternating so that a change in the machine's load hits all alike. Issue 
 target: end to end at least 2/3 of the model's throughput at batch 128; bf16 no slower than
 float32. Runs on whatever ``--device`` is (default: the GPU when there is one). End to end, a
 GPU's input is featurized in worker processes (``Tagger(featurize_workers=...)``); a pass with
-all of it featurized in this process is timed beside the others.
+all of it featurized in this process is timed beside the others. Two passes without the model
+split the host's share of an end-to-end pass: featurizing alone, and featurizing, batching and
+copying each batch to the device (session 39: end to end was 0.29-0.32 of the model's
+throughput, with or without the workers).
 
     python benchmarks/gpu_throughput.py MODEL_DIR --batch-size 128 --output throughput.json
 """
@@ -21,6 +24,7 @@ import torch
 
 from entangle.data.batching import inference_batches
 from entangle.data.corpus import load_corpus
+from entangle.modeling.kernels import attention_kernels
 from entangle.predict import AUTOCAST_DTYPES, Tagger
 
 
@@ -31,10 +35,25 @@ def synchronize(device: torch.device) -> None:
 
 def model_pass(tagger: Tagger, batches: list[dict], side: str) -> None:
     device, dtype = tagger.model.device, AUTOCAST_DTYPES[tagger.autocast]
-    with torch.inference_mode(), torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
+    # The attention kernels Tagger uses: under bf16 PyTorch would otherwise pick cuDNN's here.
+    with torch.inference_mode(), torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), \
+            attention_kernels(device):
         for batch in batches:
             tagger.model(**batch, sides=(side,))
     synchronize(device)
+
+
+def host_pass(tagger: Tagger, sentences: list[list[str]], to_device: bool) -> None:
+    """What an end-to-end pass does besides the model: featurizing, then (``to_device``) batching
+    and copying each batch to the device as ``Tagger`` does."""
+    windows = tagger.featurizer.featurize(sentences)
+    if to_device:
+        device = tagger.model.device
+        pinned = device.type == "cuda"
+        for _, batch in inference_batches(windows, tagger.batch_size, tagger.collator):
+            for tensor in batch.values():
+                (tensor.pin_memory() if pinned else tensor).to(device, non_blocking=pinned)
+        synchronize(device)
 
 
 def end_to_end_pass(tagger: Tagger, sentences: list[list[str]], side: str) -> None:
@@ -68,6 +87,8 @@ def main() -> None:
     # featurizing workers), to see what the workers give.
     here = Tagger(reference.model, reference.tokenizer, batch_size=args.batch_size, featurize_workers=0)
     passes["end to end float32, featurized here"] = lambda: end_to_end_pass(here, sentences, side)
+    passes["host: featurizing"] = lambda: host_pass(here, sentences, to_device=False)
+    passes["host: featurizing, batching, copying to the device"] = lambda: host_pass(here, sentences, to_device=True)
     times: dict[str, list[float]] = {name: [] for name in passes}
     for run in passes.values():  # warm-up: kernels chosen, caches filled
         run()
