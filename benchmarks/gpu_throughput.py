@@ -3,12 +3,11 @@ batched beforehand, only the forward passes timed, on the device) against ``Tagg
 end to end (featurizing, batching, forward, stitching), in float32 and under bf16 autocast,
 passes alternating so that a change in the machine's load hits all alike. Issue #27's GPU
 target: end to end at least 2/3 of the model's throughput at batch 128; bf16 no slower than
-float32. Runs on whatever ``--device`` is (default: the GPU when there is one). End to end, a
-GPU's input is featurized in worker processes (``Tagger(featurize_workers=...)``); a pass with
-all of it featurized in this process is timed beside the others. Two passes without the model
-split the host's share of an end-to-end pass: featurizing alone, and featurizing, batching and
-copying each batch to the device (session 39: end to end was 0.29-0.32 of the model's
-throughput, with or without the workers).
+float32. Runs on whatever ``--device`` is (default: the GPU when there is one). End to end, the
+input is featurized in this process (``Tagger``'s default); a pass with it featurized by
+``--workers`` worker processes is timed beside the others (session 39: 0.29 of the model's
+throughput with four, 0.31 without). Two passes without the model split the host's share of an
+end-to-end pass: featurizing alone, and featurizing, batching and copying each batch to the device.
 
     python benchmarks/gpu_throughput.py MODEL_DIR --batch-size 128 --output throughput.json
 """
@@ -68,6 +67,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, help="the first N test sentences (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--workers", type=int, default=4, help="featurizing processes of the pass that uses them")
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
     sentences = [s.words for s in load_corpus("wnut17", splits=("test",)).test[: args.sentences]]
@@ -83,12 +83,11 @@ def main() -> None:
     passes = {f"{kind} {precision}": (lambda t=tagger, k=kind: model_pass(t, batches, side) if k == "model"
                                       else end_to_end_pass(t, sentences, side))
               for precision, tagger in taggers.items() for kind in ("model", "end to end")}
-    # The same float32 model with every sentence featurized in this process (the path before
-    # featurizing workers), to see what the workers give.
-    here = Tagger(reference.model, reference.tokenizer, batch_size=args.batch_size, featurize_workers=0)
-    passes["end to end float32, featurized here"] = lambda: end_to_end_pass(here, sentences, side)
-    passes["host: featurizing"] = lambda: host_pass(here, sentences, to_device=False)
-    passes["host: featurizing, batching, copying to the device"] = lambda: host_pass(here, sentences, to_device=True)
+    # The same float32 model with the input featurized by worker processes, to see what they give.
+    workers = Tagger(reference.model, reference.tokenizer, batch_size=args.batch_size, featurize_workers=args.workers)
+    passes[f"end to end float32, {args.workers} featurizing workers"] = lambda: end_to_end_pass(workers, sentences, side)
+    passes["host: featurizing"] = lambda: host_pass(reference, sentences, to_device=False)
+    passes["host: featurizing, batching, copying to the device"] = lambda: host_pass(reference, sentences, to_device=True)
     times: dict[str, list[float]] = {name: [] for name in passes}
     for run in passes.values():  # warm-up: kernels chosen, caches filled
         run()
@@ -106,7 +105,7 @@ def main() -> None:
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     result = {"model": args.model, "device": device_name, "batch_size": args.batch_size, "sentences": len(sentences),
               "words": words, "side": side, "rounds": args.rounds,
-              "featurize_workers": reference.featurizing_processes, "torch": torch.__version__, "passes": rows}
+              "featurize_workers": args.workers, "torch": torch.__version__, "passes": rows}
     with open(args.output, "w") as file:
         json.dump(result, file, indent=2)
     for name, row in rows.items():

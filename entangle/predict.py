@@ -4,7 +4,6 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
-import os
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -117,14 +116,14 @@ class Tagger:
     units (benchmarks/RESULTS.md), and probabilities differ from float32 in the second or third digit.
     ``decoding="constrained"`` (the default) keeps the task's label grammar: NER tags are the most
     probable valid IOB2 sequence (:mod:`entangle.decoding`); ``"argmax"`` labels each unit on its own.
-    ``featurize_workers`` processes featurize the input while the model runs (``None``: on a GPU,
-    up to 4, leaving a core to the process that drives the GPU; on the CPU none, as the model's
-    own threads use the cores).
+    ``featurize_workers`` processes featurize the input while the model runs (default none: on an
+    H100, four of them gave no end-to-end speed over featurizing here, benchmarks/RESULTS.md "On a
+    GPU again", and a process forked beside CUDA's threads can deadlock).
     """
 
     def __init__(self, model: EntangleForTokenClassification | EntangleForSequenceClassification | OnnxEntangleModel,
                  tokenizer: PreTrainedTokenizerBase | None, batch_size: int = 32, compile: bool = False,
-                 autocast: str | None = None, decoding: str = "constrained", featurize_workers: int | None = None):
+                 autocast: str | None = None, decoding: str = "constrained", featurize_workers: int = 0):
         if (compile or autocast) and not isinstance(model, torch.nn.Module):
             raise ValueError("compile and autocast apply to PyTorch models; an ONNX model runs on ONNX Runtime")
         if autocast not in AUTOCAST_DTYPES:
@@ -287,7 +286,7 @@ class Tagger:
             rows = gather_object(self._owned_rows(inference_batches(windows, self.batch_size, self.collator), sides))
         else:
             rows = self._owned_rows(featurized_batches(texts, self.featurizer, self.collator, self.batch_size,
-                                                       self.featurizing_processes), sides)
+                                                       self.featurize_workers), sides)
         n_labels = self.model.config.num_labels
         out = {side: [torch.zeros(self.task.units(words) if words else 0, n_labels) for words in sentences]
                for side in sides}
@@ -303,14 +302,6 @@ class Tagger:
                     if total:  # an empty text has no row
                         out[side][sentence] /= total
         return out
-
-    @property
-    def featurizing_processes(self) -> int:
-        """How many worker processes featurize the input: ``featurize_workers``, or its default for
-        the device the model is on now."""
-        if self.featurize_workers is not None:
-            return self.featurize_workers
-        return min(4, (os.cpu_count() or 1) - 1) if self.model.device.type == "cuda" else 0
 
     @torch.inference_mode()
     def _owned_rows(self, batches: Iterable[tuple[list[Window], dict[str, torch.Tensor]]],

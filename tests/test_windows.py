@@ -1,7 +1,5 @@
 """Sentences longer than an encoder's limit: overlapping windows, every word predicted exactly once."""
 
-import os
-
 import pytest
 import torch
 
@@ -101,8 +99,7 @@ def test_featurizing_in_worker_processes_gives_what_featurizing_here_gives(task,
             assert torch.allclose(actual, expected, atol=1e-5), (side, words[:3])
 
 
-def test_featurizing_workers_are_used_on_a_gpu_only_by_default():
+def test_the_input_is_featurized_here_unless_workers_are_asked_for():
     model, tokenizer = tiny_model(m=1)
-    tagger = Tagger(model, tokenizer)
-    assert tagger.featurizing_processes == (0 if model.device.type == "cpu" else min(4, (os.cpu_count() or 1) - 1))
-    assert Tagger(model, tokenizer, featurize_workers=3).featurizing_processes == 3
+    assert Tagger(model, tokenizer).featurize_workers == 0
+    assert Tagger(model, tokenizer, featurize_workers=3).featurize_workers == 3
