@@ -66,11 +66,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--sentences", type=int, help="the first N test sentences (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="the sentences this many times over: workers start once a pass, so a longer input shows their steady state")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--workers", type=int, default=4, help="featurizing processes of the pass that uses them")
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
-    sentences = [s.words for s in load_corpus("wnut17", splits=("test",)).test[: args.sentences]]
+    sentences = [s.words for s in load_corpus("wnut17", splits=("test",)).test[: args.sentences]] * args.repeat
     words = sum(map(len, sentences))
     taggers = {precision: Tagger.from_pretrained(args.model, device=args.device, batch_size=args.batch_size,
                                                  autocast=None if precision == "float32" else precision)
@@ -104,7 +106,7 @@ def main() -> None:
             row["share_of_model"] = row["words_per_s"] / rows[f"model {precision}"]["words_per_s"]
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     result = {"model": args.model, "device": device_name, "batch_size": args.batch_size, "sentences": len(sentences),
-              "words": words, "side": side, "rounds": args.rounds,
+              "words": words, "repeat": args.repeat, "side": side, "rounds": args.rounds,
               "featurize_workers": args.workers, "torch": torch.__version__, "passes": rows}
     with open(args.output, "w") as file:
         json.dump(result, file, indent=2)
