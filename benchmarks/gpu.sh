@@ -7,11 +7,13 @@
 # call carries; moving the committed PNG plots and entangle/weights/char-en-2layer/model.safetensors
 # out of the checkout for the call made it fit (`git checkout -- .` and a move back restore them;
 # the shipped-encoder test of the two-layer encoder then fails there, as it did).
-# Writes 8 files into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU, run last and cut
+# Writes into OUT: device.txt, pytest_gpu.txt (the test suite on the GPU, run last and cut
 # after PYTEST_TIMEOUT seconds, 240 by default; in PYTEST_WORKERS processes with pytest-xdist when
-# set, two threads each), train_{no,bf16}.log
-# and .json (m=2, batch 32, the same 300 steps in float32 and under bf16 mixed precision; the
-# training time includes the dev evaluations), throughput.json (benchmarks/gpu_throughput.py:
+# set, two threads each), train_{no,bf16}.json (m=2, batch 32, the same 300 steps in float32 and
+# under bf16 mixed precision; the training time includes the dev evaluations; train_*.log where one
+# fails), compile_bf16.json (benchmarks/compile_training.py: bf16 steps at batch 32 eager against
+# torch.compile, alternating, within COMPILE_TIMEOUT s, 200 by default; on the CPU compiling made
+# steps slower), throughput.json (benchmarks/gpu_throughput.py:
 # the model alone against end to end, float32 and bf16, batch 128, and the host's share) and, with
 # PROFILE=1, profile.txt (benchmarks/gpu_profile.py: 60 of those steps in each precision under
 # torch.profiler, the ops with the most device time; session 39 ran it: the steps are bound by the
@@ -27,11 +29,12 @@ for precision in no bf16; do
     # Bounded: before the fix, bf16 ran at about a tenth of float32's speed (the log then says how far it got).
     if timeout "${TRAIN_TIMEOUT:-150}" "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 \
         --max-steps 300 --patience 0 --mixed-precision "$precision" --output "runs/gpu-$precision" \
-        > "$out/train_$precision.log" 2>&1; then
+        > "runs/gpu-$precision.log" 2>&1; then
         cp "runs/gpu-$precision/train_summary.json" "$out/train_$precision.json"
         "$py" -c "import json,sys; s=json.load(open(sys.argv[1])); print(sys.argv[2], s['steps'], 'steps in', s['train_time_s'], 's')" \
             "$out/train_$precision.json" "$precision"
     else
+        cp "runs/gpu-$precision.log" "$out/train_$precision.log"
         echo "$precision: training failed or ran past ${TRAIN_TIMEOUT:-150} s (see train_$precision.log)"
     fi
 done
@@ -42,6 +45,10 @@ for precision in $([ "${PROFILE:-0}" = 1 ] && echo no bf16); do
         || { echo "profile $precision: failed or ran past ${TRAIN_TIMEOUT:-150} s" | tee -a "$out/profile.txt"
              tail -n 20 "runs/gpu-profile-$precision.log" >> "$out/profile.txt"; }
 done
+# Eager against torch.compile, the same bf16 steps at batch 32 alternating (compiling takes minutes).
+timeout "${COMPILE_TIMEOUT:-200}" "$py" benchmarks/compile_training.py --batch-size 32 --sentences 640 --bf16 \
+    --output "$out/compile_bf16.json" > runs/compile_bf16.log 2>&1 \
+    || { echo "compile: failed or ran past ${COMPILE_TIMEOUT:-200} s"; tail -n 5 runs/compile_bf16.log; }
 # WNUT-17 test four times over (93,576 words): featurizing workers start once a pass.
 "$py" benchmarks/gpu_throughput.py runs/gpu-no/model --batch-size 128 --repeat 4 --output "$out/throughput.json" \
     || echo "throughput: failed (see the output above)"
