@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from entangle.data import batching
 from entangle.data.features import IGNORE, Featurizer
 from entangle.predict import Tagger
 from tiny import tiny_model, wordpiece_tokenizer
@@ -99,7 +100,15 @@ def test_featurizing_in_worker_processes_gives_what_featurizing_here_gives(task,
             assert torch.allclose(actual, expected, atol=1e-5), (side, words[:3])
 
 
-def test_the_input_is_featurized_here_unless_workers_are_asked_for():
+def test_the_input_is_featurized_here_unless_workers_are_asked_for(monkeypatch):
     model, tokenizer = tiny_model(m=1)
-    assert Tagger(model, tokenizer).featurize_workers == 0
-    assert Tagger(model, tokenizer, featurize_workers=3).featurize_workers == 3
+    sentences = [LONG[:n] for n in (3, 40, 7)] * 4  # more than one chunk of two batches
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("worker processes started")
+
+    monkeypatch.setattr(batching, "DataLoader", no_workers)
+    probabilities = Tagger(model, tokenizer, batch_size=2).probabilities(sentences)
+    assert [len(p) for p in probabilities["subword"]] == [len(s) for s in sentences]
+    with pytest.raises(AssertionError, match="worker processes started"):
+        Tagger(model, tokenizer, batch_size=2, featurize_workers=2).probabilities(sentences)
