@@ -24,7 +24,7 @@ import torch
 from entangle.data.batching import inference_batches
 from entangle.data.corpus import load_corpus
 from entangle.modeling.kernels import attention_kernels
-from entangle.predict import AUTOCAST_DTYPES, Tagger
+from entangle.predict import AUTOCAST_DTYPES, Tagger, batch_to_device
 
 
 def synchronize(device: torch.device) -> None:
@@ -47,12 +47,9 @@ def host_pass(tagger: Tagger, sentences: list[list[str]], to_device: bool) -> No
     and copying each batch to the device as ``Tagger`` does."""
     windows = tagger.featurizer.featurize(sentences)
     if to_device:
-        device = tagger.model.device
-        pinned = device.type == "cuda"
         for _, batch in inference_batches(windows, tagger.batch_size, tagger.collator):
-            for tensor in batch.values():
-                (tensor.pin_memory() if pinned else tensor).to(device, non_blocking=pinned)
-        synchronize(device)
+            batch_to_device(batch, tagger.model.device)
+        synchronize(tagger.model.device)
 
 
 def end_to_end_pass(tagger: Tagger, sentences: list[list[str]], side: str) -> None:

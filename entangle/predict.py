@@ -106,6 +106,13 @@ AUTOCAST_DTYPES = {None: None, "bf16": torch.bfloat16, "fp16": torch.float16}
 QUEUED_BATCHES = 2
 
 
+def batch_to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """The batch on ``device``; to a GPU copied from pinned memory without waiting, so the host can
+    go on collating while the copies run."""
+    pinned = device.type == "cuda"
+    return {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
+
+
 class Tagger:
     """A trained model (PyTorch, or exported and run on ONNX Runtime) with its tokenizer and featurizer.
 
@@ -312,10 +319,9 @@ class Tagger:
         device = self.model.device
         forward = self._inference_forward()
         dtype = AUTOCAST_DTYPES[self.autocast]
-        # On a GPU the batches are copied from pinned memory without waiting, and a batch's
+        # On a GPU the batches are copied without waiting (batch_to_device), and a batch's
         # probabilities are copied back only once later batches are queued (a copy back waits for
         # the GPU), so the processor collates while the GPU computes; at most QUEUED_BATCHES wait.
-        pinned = device.type == "cuda"
         queued: deque = deque()
         rows = []
 
@@ -327,7 +333,7 @@ class Tagger:
                              {side: probs[side][row, first:last] for side in sides}))
 
         for chunk, batch in batches:
-            inputs = {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
+            inputs = batch_to_device(batch, device)
             with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), attention_kernels(device):
                 result = forward(**inputs, sides=sides)
             probs = {}
