@@ -36,12 +36,20 @@ def test_autocast_gives_the_float32_predictions(trained, precision):
     reference = tagger.probabilities(sentences)
     half = Tagger(tagger.model, tagger.tokenizer, batch_size=2, autocast=precision).probabilities(sentences)
     assert tagger.evaluate(TRAIN)["subword"]["f1"] == 1.0  # the model is trained, so its predictions mean something
+    sure_words = words = 0
     for side in ("subword", "char"):
         assert any(not torch.equal(a, b) for a, b in zip(reference[side], half[side]))  # half precision did run
         for a, b in zip(reference[side], half[side]):
-            assert torch.equal(a.argmax(-1), b.argmax(-1)), side
-            assert torch.allclose(a, b, atol=0.02), (side, (a - b).abs().max())  # half precision: close, not equal
             assert b.dtype == torch.float32
+            assert torch.allclose(a, b, atol=0.02), (side, (a - b).abs().max())  # half precision: close, not equal
+            # Where float32's top two are further apart than rounding can move them, the label must agree;
+            # a near-tie (it happens under load, when thread counts change the training's sums) may flip.
+            top2 = a.topk(2, dim=-1).values
+            sure = top2[..., 0] - top2[..., 1] > 0.04
+            assert torch.equal(a.argmax(-1)[sure], b.argmax(-1)[sure]), side
+            sure_words += int(sure.sum())
+            words += sure.numel()
+    assert sure_words >= 0.9 * words  # the check above covers nearly every prediction
 
 
 def test_autocast_from_the_command_line(trained, tmp_path, capsys):
