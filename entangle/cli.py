@@ -138,22 +138,25 @@ def run_predict(args: argparse.Namespace) -> None:
     tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast,
                      device=args.device, decoding=args.decoding)
     source = "/dev/stdin" if args.input == "-" else args.input
+    texts = None  # the raw lines, for a classifier of one text per line
     if args.input_format == "conll":
         sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None)]
     elif args.input_format == "conllu":
         sentences = [s.words for s in read_conllu(source, tag=None)]
     else:  # one text per line, every line answered in order (an empty one with an empty result)
         texts = [line for _, line in decoded_lines(source)]
-        sentences = [split_words(line) for line in texts]
-    if not sentences:
+        sentences = (split_words(line) for line in texts)  # split as each chunk is predicted
+    if not (sentences if texts is None else texts):
         raise UsageError(f"{'standard input' if args.input == '-' else args.input}: no text to "
                          f"{'classify' if tagger.task.unit == 'text' else 'tag'} (the input is empty)")
     if args.output_format == "conllu":
         if tagger.task.unit != "word":
             raise UsageError(f"--output-format conllu writes word tags; this model is for {tagger.task.name}")
-        write_conllu(args.input, args.output, [t.labels for t in tagger.tag(sentences, args.side)], args.conllu_tag)
+        write_conllu(args.input, args.output, [t.labels for t in tagger.predict_stream(sentences, args.side)],
+                     args.conllu_tag)
         return
-    predictions = tagger.predict(sentences, args.side, texts if args.input_format == "text" else None)
+    # Chunk by chunk: memory bounded by a chunk on any input, and the output grows as chunks are done.
+    predictions = tagger.predict_stream(sentences, args.side, texts)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     for prediction in predictions:
         out.write(json.dumps(prediction.to_json(), ensure_ascii=False) + "\n" if args.output_format == "jsonl"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from entangle.cli import main
 from entangle.data.conll import DataFormatError, decoded_lines
 from entangle.data.words import split_words
+from entangle import predict as predict_module
 from entangle.predict import Tagger
 from tiny import tiny_model
 
@@ -145,3 +146,44 @@ def test_predict_runs_where_it_is_told(model_dir, tmp_path):
     assert Tagger.from_pretrained(model_dir, device="cpu").model.device.type == "cpu"
     rows = predict(model_dir, tmp_path, b"Peter lives in Paris\n", "--device", "cpu", "--output-format", "jsonl")
     assert len(json.loads(rows)["labels"]) == 4
+
+
+def test_streamed_predictions_are_the_one_shot_ones_read_lazily(model_dir, monkeypatch):
+    """``predict_stream`` on a chunk of 2 sentences gives what ``predict`` gives on the whole input,
+    in order (empty sentences and a sentence longer than a window included), and has read no more
+    than one chunk ahead when its first prediction comes out."""
+    monkeypatch.setattr(predict_module, "STREAM_BATCHES", 1)
+    tagger = Tagger.from_pretrained(model_dir, batch_size=2)
+    sentences = [["Peter", "lives", "in", "Paris"], [], ["Anna"], ["word"] * 300, [], ["New", "York", "lol"], ["x"]]
+    pulled = []
+
+    def lazily():
+        for sentence in sentences:
+            pulled.append(sentence)
+            yield sentence
+
+    stream = tagger.predict_stream(lazily())
+    first = next(stream)
+    assert len(pulled) == 2
+    streamed = [first, *stream]
+    assert [t.to_json() for t in streamed] == [t.to_json() for t in tagger.predict(sentences)]
+
+
+def test_the_command_line_predicts_chunk_by_chunk_as_in_one_go(model_dir, tmp_path, monkeypatch):
+    text = "Peter lives in Paris\n\nAnna sings\nlol sooo gooood\n\nNew York\n".encode()
+    whole = predict(model_dir, tmp_path, text, "--output-format", "jsonl")
+    monkeypatch.setattr(predict_module, "STREAM_BATCHES", 1)
+    assert predict(model_dir, tmp_path, text, "--output-format", "jsonl", "--batch-size", "1") == whole
+    assert len(whole.splitlines()) == 6
+
+
+def test_a_classifier_streams_each_line_beside_its_own_text(tmp_path, monkeypatch):
+    path = tmp_path / "classifier"
+    Tagger(*tiny_model(labels=["neg", "pos"], task="classification")).save_pretrained(path)
+    (tmp_path / "in.txt").write_text("good day\n\nbad  day\nok\n")
+    main(["predict", str(path), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "whole")])
+    monkeypatch.setattr(predict_module, "STREAM_BATCHES", 1)
+    main(["predict", str(path), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out"), "--batch-size", "1"])
+    lines = (tmp_path / "out").read_text().split("\n")
+    assert [line.split("\t")[-1] for line in lines] == ["good day", "", "bad  day", "ok", ""]
+    assert (tmp_path / "out").read_text() == (tmp_path / "whole").read_text()
