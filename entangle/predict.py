@@ -382,6 +382,8 @@ class Tagger:
         if unit == "char":
             return self.tag_chars(sentences)
         texts = [" ".join(words) for words in sentences] if texts is None else texts
+        if len(texts) != len(sentences):
+            raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
         nonempty = [i for i, words in enumerate(sentences) if words]
         classified = dict(zip(nonempty, self.classify([texts[i] for i in nonempty], side)))
         return [classified.get(i, ClassifiedText(text, None, None, {})) for i, text in enumerate(texts)]

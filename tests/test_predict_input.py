@@ -187,3 +187,9 @@ def test_a_classifier_streams_each_line_beside_its_own_text(tmp_path, monkeypatc
     lines = (tmp_path / "out").read_text().split("\n")
     assert [line.split("\t")[-1] for line in lines] == ["good day", "", "bad  day", "ok", ""]
     assert (tmp_path / "out").read_text() == (tmp_path / "whole").read_text()
+
+
+def test_a_classifier_is_given_one_text_per_sentence(tmp_path):
+    tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
+    with pytest.raises(ValueError, match="1 texts for 2 sentences"):
+        list(tagger.predict_stream([["good"], ["bad"]], texts=["good"]))
