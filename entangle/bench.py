@@ -546,17 +546,26 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
             continue
         task = task_of(by_seed[seeds[0]][a_system])
         score = task.main_score
+        # Like for like: a run decoded word by word alone (tagged before constrained decoding
+        # existed: it kept no argmax scores beside its own) is compared with the other run's
+        # word-by-word tags, which every constrained run keeps beside its own.
+        argmax = task.has_label_grammar and any(not by_seed[seed][system].get("test_argmax")
+                                                for seed in seeds for system in (a_system, b_system))
         per_seed, pairs = {}, []
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]
-            per_seed[seed] = 100 * (scored(a)[a_side][score] - scored(b)[b_side][score])
             for run, side in ((a, a_side), (b, b_side)):
-                if (key := (dataset, run["system"], seed, side, variant)) not in counts:
+                if (key := (dataset, run["system"], seed, side, variant, argmax)) not in counts:
                     predictions = read_predictions(config, dataset, run["system"], seed, variant)
-                    counts[key] = task.example_counts(predictions["gold"], predictions["predicted"][side])
-            pairs.append((counts[dataset, a_system, seed, a_side, variant], counts[dataset, b_system, seed, b_side, variant]))
+                    tags = predictions["predicted_argmax" if argmax and run.get("test_argmax") else "predicted"]
+                    counts[key] = task.example_counts(predictions["gold"], tags[side])
+            pair = (counts[dataset, a_system, seed, a_side, variant, argmax], counts[dataset, b_system, seed, b_side, variant, argmax])
+            per_seed[seed] = (100 * (task.score_of_counts(pair[0]) - task.score_of_counts(pair[1])) if argmax
+                              else 100 * (scored(a)[a_side][score] - scored(b)[b_side][score]))
+            pairs.append(pair)
         out[dataset] = {"a": first, "b": second, "test": variant or "clean", "per_seed": per_seed,
-                        "bootstrap": paired_bootstrap(task, pairs, config.bootstrap), "left_out": left_out}
+                        "bootstrap": paired_bootstrap(task, pairs, config.bootstrap), "left_out": left_out,
+                        **({"decoding": "argmax"} if argmax else {})}
     return out
 
 
@@ -604,7 +613,8 @@ def comparison_line(c: dict) -> str:
     left_out = (f" (seed{'s' if len(c['left_out']) > 1 else ''} {', '.join(map(str, c['left_out']))}: "
                 "no predictions kept on this copy)") if c.get("left_out") else ""
     b = c["bootstrap"]
-    return (f"{c['a']} minus {c['b']}{noisy_copy}, per seed: "
+    decoded = " (both decoded word by word: a run tagged before constrained decoding)" if c.get("decoding") == "argmax" else ""
+    return (f"{c['a']} minus {c['b']}{noisy_copy}{decoded}, per seed: "
             + ", ".join(f"{d:+.2f} ({s})" for s, d in c["per_seed"].items())
             + f"{left_out}; mean {b['difference']:+.2f}, 95% paired-bootstrap interval [{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}] "
             f"over {b['sentences']} test sentences ({b['samples']} resamples), share of resamples without a gain "

@@ -164,6 +164,34 @@ def test_noisy_copies_are_compared_on_the_seeds_that_kept_their_predictions(tmp_
     assert "copy of test" not in markdown and "No interval for 1 comparison on noisy copies" in markdown
 
 
+def test_a_run_tagged_word_by_word_is_compared_with_the_others_word_by_word_tags(tmp_path):
+    """A run from before constrained decoding kept only word-by-word (argmax) tags; comparing them
+    with another run's constrained tags would credit the decoder to the model (session 40: 1.2 F1)."""
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1], systems={"old": {"m": 0}, "new": {"m": 0}},
+                         compare=["new:subword", "old:subword"], bootstrap=20)
+    gold = [["B-person", "I-person", "O"], ["O", "B-location", "O"]]
+    argmax = [["O", "I-person", "O"], ["O", "B-location", "O"]]  # the first name missed...
+    constrained = [["B-person", "I-person", "O"], ["O", "B-location", "O"]]  # ...and repaired by the decoder
+    old = fake_result(config, "wnut17", "old", 1, {"subword": 0.5})
+    new = fake_result(config, "wnut17", "new", 1, {"subword": 1.0})
+    new["test_argmax"] = {"subword": {"f1": 0.5}}
+    for result, saved in ((old, {"predicted": {"subword": argmax}}),
+                          (new, {"predicted": {"subword": constrained}, "predicted_argmax": {"subword": argmax}})):
+        path = result_dir(config, "wnut17", result["system"], 1) / predictions_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as file:
+            json.dump({"gold": gold, **saved}, file)
+    (both,) = compare(config, [old, new])["wnut17"]
+    assert both["decoding"] == "argmax" and both["per_seed"] == {1: 0.0} and both["bootstrap"]["difference"] == 0.0
+    assert "(both decoded word by word" in comparison_line(both)
+    new_too = {**fake_result(config, "wnut17", "old", 1, {"subword": 1.0}), "test_argmax": {"subword": {"f1": 0.5}}}
+    path = result_dir(config, "wnut17", "old", 1) / predictions_file()
+    with gzip.open(path, "wt", encoding="utf-8") as file:
+        json.dump({"gold": gold, "predicted": {"subword": constrained}, "predicted_argmax": {"subword": argmax}}, file)
+    (both,) = compare(config, [new_too, new])["wnut17"]  # both constrained: their own tags, as before
+    assert "decoding" not in both and both["per_seed"] == {1: 0.0} and "word by word" not in comparison_line(both)
+
+
 def test_the_noisy_table_leaves_a_copy_a_run_was_not_scored_on_empty(tmp_path):
     config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1], systems={"a": {"m": 0}})
     result = fake_result(config, "wnut17", "a", 1, {"subword": 0.5})
