@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import torch
 
 from entangle import predict as predict_module
+from entangle.data.batching import inference_batches
 from entangle.data.corpus import load_corpus
 from entangle.predict import Tagger
 
@@ -65,12 +66,10 @@ def padding(model: str, batch_sizes: list[int], chunk_batches: list[int]) -> dic
         for chunk in [None, *chunk_batches]:
             size = len(windows) if chunk is None else chunk * batch_size
             padded = {"chars": 0, "subwords": 0}
-            for begin in range(0, len(windows), size):
-                ordered = sorted(windows[begin : begin + size], key=lambda w: w.length, reverse=True)  # as inference_batches
-                for i in range(0, len(ordered), batch_size):
-                    batch = ordered[i : i + batch_size]
-                    padded["chars"] += max(len(w.char_ids) for w in batch) * len(batch)
-                    padded["subwords"] += max(len(w.subword_ids) for w in batch) * len(batch)
+            for begin in range(0, len(windows), size):  # each chunk batched as Tagger batches it
+                for _, batch in inference_batches(windows[begin : begin + size], batch_size, tagger.collator):
+                    padded["chars"] += batch["char_ids"].numel()
+                    padded["subwords"] += batch["subword_ids"].numel()
             name = f"batch {batch_size}, " + ("the whole input" if chunk is None else f"chunks of {chunk} batches")
             result["padded_over_real"][name] = {side: round(padded[side] / real[side], 4) for side in real}
     return result
