@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
     predict.add_argument("--output-format", choices=("conll", "jsonl", "conllu"), default="conll",
                          help="conll: word<TAB>label<TAB>probability (a character model: word<TAB>its segments, "
-                         "e.g. kane:wix|rie:spa; a classifier: label<TAB>probability<TAB>text); jsonl: one JSON object "
+                         "e.g. kane:WIX|rie:ES; a classifier: label<TAB>probability<TAB>text); jsonl: one JSON object "
                          "per sentence or text; conllu (CoNLL-U input only): the input file with the predicted tags in "
                          "its --conllu-tag column")
     predict.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos")
@@ -268,6 +268,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.command == "train":  # resolved here so that a run records what it trains, and bench compares it
         model = ModelOptions(**values_of(ModelOptions, args)).resolved()
+        args.coattention_layers, args.side = model.coattention_layers, model.side
         args.isolate_sides, args.joint_head, args.predict_side = model.isolate_sides, model.joint_head, model.predict_side
         args.alignment_bias = model.alignment_bias
         if args.char_lr is None:  # before the task's rate is filled in: only a given --new-lr moves it

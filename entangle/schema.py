@@ -188,8 +188,13 @@ def upgraded(recorded: dict) -> dict:
     (recorded as ``None`` or not at all), the joint head was off unless asked for, the subword head
     predicted when both sides trained, and any pretrained character encoder trained at ``lr``; before
     the alignment bias was on by default (session 24), a run without it recorded had none; before case
-    augmentation existed (session 20), a run lower-cased nothing."""
+    augmentation existed (session 20), a run lower-cased nothing; before m and the side were resolved
+    (recorded as ``None``), they were the fusion's defaults, as today."""
     recorded = dict(recorded)
+    if recorded.get("coattention_layers") is None or recorded.get("side") is None:
+        given = {key: recorded[key] for key in ("fusion", "coattention_layers", "side") if key in recorded}
+        model = ModelOptions(**given).resolved()
+        recorded["coattention_layers"], recorded["side"] = model.coattention_layers, model.side
     if recorded.get("alignment_bias") is None:
         recorded["alignment_bias"] = False
     if recorded.get("train_lowercase") is None:

@@ -57,8 +57,11 @@ def test_defaults_that_depend_on_the_fusion_are_resolved_once(given, layers, sid
     assert {"num_coattention_layers": layers, "side": side}.items() <= ModelOptions(**given).config_kwargs().items()
 
 
-def test_isolated_sides_are_resolved_at_parse_time_so_that_bench_records_them():
+def test_m_the_side_and_isolation_are_resolved_at_parse_time_so_that_bench_records_them():
     assert parse_args(["train"]).isolate_sides is True
+    assert (parse_args(["train"]).coattention_layers, parse_args(["train"]).side) == (DEFAULT_COATTENTION_LAYERS, "both")
+    charbert = parse_args(["train", "--fusion", "charbert"])
+    assert (charbert.coattention_layers, charbert.side) == (0, "subword")
     assert parse_args(["train", "--fusion", "charbert"]).isolate_sides is False
     assert parse_args(["train", "-m", "0", "--side", "subword"]).isolate_sides is False
 
@@ -140,10 +143,15 @@ def test_a_saved_character_encoder_is_told_apart_by_its_config(tmp_path):
 def test_options_recorded_by_an_older_entangle_are_read_in_todays_names():
     assert upgraded({"no_group_by_length": True, "epochs": 3}) == {"group_by_length": False, "epochs": 3,
                                                                    "joint_head": False, "predict_side": "subword",
-                                                                   "alignment_bias": False, "train_lowercase": 0.0}
+                                                                   "alignment_bias": False, "train_lowercase": 0.0,
+                                                                   "coattention_layers": 2, "side": "both"}
     assert upgraded({"epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True,
-                     "train_lowercase": 0.5}) == {"epochs": 3, "joint_head": False, "predict_side": "char",
-                                                  "alignment_bias": True, "train_lowercase": 0.5}
+                     "train_lowercase": 0.5, "coattention_layers": 1, "side": "char"}) == {
+        "epochs": 3, "joint_head": False, "predict_side": "char", "alignment_bias": True, "train_lowercase": 0.5,
+        "coattention_layers": 1, "side": "char"}
+    # m and the side, recorded unresolved (None) before session 41: the fusion's defaults.
+    charbert = upgraded({"fusion": "charbert", "coattention_layers": None, "side": None})
+    assert (charbert["coattention_layers"], charbert["side"]) == (0, "subword")
     assert TrainingConfig(output_dir="x", patience=None).patience == 0  # None said "never stop" before 0 did
 
 
