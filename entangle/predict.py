@@ -63,7 +63,7 @@ class TaggedCharacters:
         return {"words": self.words, "labels": self.labels}
 
     def to_conll(self) -> str:
-        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:wix|rie:spa``)."""
+        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:WIX|rie:ES``)."""
         return "".join(f"{word}\t{_segments(word, labels)}\n" for word, labels in zip(self.words, self.labels)) + "\n"
 
 
