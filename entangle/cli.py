@@ -67,9 +67,9 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
 def run_train(args: argparse.Namespace) -> None:
     from .metrics import format_report
     from .predict import Tagger
-    from .training import TrainingConfig
 
     args = _resumable(args)
+    TrainingOptions(**values_of(TrainingOptions, args))  # out-of-range values fail before anything is read or built
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, train=args.train, dev=args.dev,
                          splits=("train", "dev"),
@@ -83,7 +83,6 @@ def run_train(args: argparse.Namespace) -> None:
         values_of(TrainingOptions, args), output_dir=args.output, resume=bool(args.resume), command=args.command_line,
         data_description=", ".join(f"{split}: {corpus.files[split]}" for split in ("train", "dev") if split in corpus.files),
     )
-    TrainingConfig(**options)  # fail on bad options before building or reading anything heavy
     model = values_of(ModelOptions, args)
     tagger = Tagger.create(model.pop("char"), model.pop("subword"), corpus.labels, task=corpus.task, seed=args.seed,
                            **model)
@@ -194,13 +193,12 @@ def run_robustness(args: argparse.Namespace) -> None:
         taggers[name] = Tagger.from_pretrained(_model_dir(path))
     tasks = {tagger.model.config.task for tagger in taggers.values()}
     if len(tasks) > 1:
-        raise ValueError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
+        raise UsageError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
     sentences = corpus.split(args.split)
-    rates = [float(x) for x in args.rates.split(",")]
-    rows = noise_curves(taggers, sentences, args.attacks.split(","), rates, args.seed)
+    rows = noise_curves(taggers, sentences, args.attacks, args.rates, args.seed)
     write_report(rows, args.output, f"{Path(corpus.files[args.split]).name} (seed {args.seed})")
     print((Path(args.output) / "noise_curves.md").read_text())
 

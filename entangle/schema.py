@@ -176,9 +176,19 @@ class TrainingOptions:
     def __post_init__(self):
         self.train_noise_attacks = tuple(self.train_noise_attacks)  # a list from the command line or a file
         self.patience = self.patience or 0  # None, as before 0 said it: never stop early
-        for name in ("train_noise", "train_lowercase"):  # shares: say so before anything is built or read
+        # Say what is out of range before anything is built or read (a negative --epochs would
+        # otherwise train nothing and save the untrained model as the result).
+        for name in ("train_noise", "train_lowercase", "warmup_ratio"):  # shares
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise UsageError(f"{name} must be a share between 0 and 1, got {getattr(self, name)}")
+        for name, least in (("epochs", 1), ("batch_size", 1), ("gradient_accumulation_steps", 1), ("max_steps", 1),
+                            ("save_steps", 1), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
+                            ("weight_decay", 0)):
+            value = getattr(self, name)
+            if value is not None and value < least:
+                raise UsageError(f"{name} must be at least {least}, got {value}")
+        if self.max_grad_norm <= 0:
+            raise UsageError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
 
 
 def upgraded(recorded: dict) -> dict:

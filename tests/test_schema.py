@@ -6,6 +6,7 @@ from dataclasses import fields
 import pytest
 
 from entangle.arguments import parse_args, train_defaults, train_option_names
+from entangle.cli import main
 from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS
 from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
 from entangle.tasks import TASKS
@@ -44,6 +45,30 @@ def test_a_file_names_an_option_by_any_of_its_flags(tmp_path):
     config.write_text("no-group-by-length: true\n")  # a switch is named by its positive flag
     with pytest.raises(SystemExit):
         parse_args(["train", "--config", str(config)])
+
+
+def test_a_config_that_is_not_yaml_is_one_line_naming_its_line(tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text("epochs: 3\nm: [1\n")
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config)])
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"entangle: error: {config}:3: not valid YAML: ")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", str(config)])
+    assert str(exit_info.value.code).startswith(f"entangle bench: error: {config}:3: not valid YAML: ")
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--epochs", "0"], "epochs must be at least 1, got 0"),
+    (["--batch-size", "0"], "batch_size must be at least 1, got 0"),
+    (["--lr=-1e-5"], "lr must be at least 0, got -1e-05"),
+    (["--warmup-ratio", "1.5"], "warmup_ratio must be a share between 0 and 1, got 1.5"),
+    (["--max-grad-norm", "0"], "max_grad_norm must be positive, got 0.0"),
+])
+def test_training_options_out_of_range_stop_before_anything_is_read(option, message, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--data", str(tmp_path / "not-read"), "--output", str(tmp_path / "run"), *option])
+    assert exit_info.value.code == f"entangle train: error: {message}"
 
 
 @pytest.mark.parametrize(("given", "layers", "side"), [

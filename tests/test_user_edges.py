@@ -216,6 +216,25 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     assert message == "./no-teacher: no such directory"
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["predict", "m", "--batch-size", "0"], "argument --batch-size: must be at least 1, got 0"),
+    (["perturb", "--data", "d", "--rate", "1.5", "--output", "o"], "argument --rate: must be a share between 0 and 1, got 1.5"),
+    (["robustness", "m", "--data", "d", "--rates", "0,2", "--output", "o"],
+     "argument --rates: must be a share between 0 and 1, got 2.0"),
+    (["robustness", "m", "--data", "d", "--rates", "0,half", "--output", "o"],
+     "argument --rates: expected comma-separated numbers between 0 and 1, got '0,half'"),
+    (["robustness", "m", "--data", "d", "--attacks", "charbert,typo", "--output", "o"],
+     "argument --attacks: unknown attack(s) typo (choose from "),
+    (["pretrain-char", "--max-minutes", "0"], "argument --max-minutes: must be positive, got 0.0"),
+    (["pretrain-char", "--log-steps", "0"], "argument --log-steps: must be at least 1, got 0"),
+    (["bench", "grid.yaml", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
+])
+def test_numbers_out_of_range_are_refused_before_anything_loads(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"entangle {argv[0]}: error: {message}")
+
+
 def test_a_file_that_cannot_be_written_or_read_is_one_line_naming_it(tmp_path, capsys):
     data = tmp_path / "data.txt"
     data.write_text(DEV)
