@@ -204,8 +204,12 @@ def run_robustness(args: argparse.Namespace) -> None:
 
 
 def run_perturb(args: argparse.Namespace) -> None:
+    from .data.corpus import data_task
     from .noise import perturb_sentences
 
+    # Read as tagging, a table's header and rows would become words; refused before anything is read.
+    if data_task(args.data, data_dir=args.data_dir) == "classification":
+        raise UsageError(f"{args.data}: classification data; perturb writes CoNLL and CoNLL-U files only")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)

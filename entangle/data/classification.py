@@ -20,6 +20,10 @@ TABLE_SUFFIXES = (".tsv", ".csv", ".jsonl")
 #: TweetEval's text files: ``{train,val,test}_text.txt`` beside ``*_labels.txt`` and ``mapping.txt``.
 TWEETEVAL_SUFFIX = "_text.txt"
 
+# csv refuses fields over 131072 characters by default; a long text is still one text. 2**31 - 1 is the
+# largest limit every platform's C long holds (sys.maxsize overflows it on 64-bit Windows).
+csv.field_size_limit(2**31 - 1)
+
 
 @dataclass
 class LabelledText:
@@ -82,27 +86,56 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
     path = Path(path)
     needed = (text_field, label_field) if with_labels else (text_field,)
     lines = list(decoded_lines(path))
-    if path.suffix.lower() == ".jsonl":
-        rows = []
-        for number, line in lines:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataFormatError(path, number, f"not valid JSON ({err.msg})") from None
-            if not isinstance(row, dict) or any(field not in row for field in needed):
-                raise DataFormatError(path, number, f"expected an object with {' and '.join(map(repr, needed))}")
-            rows.append((number, row))
-    else:
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-        # csv handles quoted fields spanning lines; the reader's line_num gives each row's last line.
-        reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter=delimiter)
+    read = _json_rows if path.suffix.lower() == ".jsonl" else _delimited_rows
+    return [_text(path, number, row[text_field], row.get(label_field), with_labels)
+            for number, row in read(path, lines, needed)]
+
+
+#: What the JSON values of the text and of the label may be (a number label is read as its str: 1 -> '1').
+_JSON_KINDS = (((str,), "a string"), ((str, int, float), "a string or a number"))
+
+
+def _json_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """``(line number, object)`` of each JSON line; ``needed`` (the text, then the label) checked."""
+    rows = []
+    for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(path, number, f"not valid JSON ({err.msg})") from None
+        if not isinstance(row, dict) or any(field not in row for field in needed):
+            raise DataFormatError(path, number, f"expected an object with {' and '.join(map(repr, needed))}")
+        for field, (kinds, kind_name) in zip(needed, _JSON_KINDS):
+            _check_json_value(path, number, field, row[field], kinds, kind_name)
+        rows.append((number, row))
+    return rows
+
+
+def _check_json_value(path: Path, number: int, field: str, value, kinds: tuple[type, ...], kind_name: str) -> None:
+    """JSON holds any value, and ``\\ud800`` escapes decode to lone surrogates that no encoder takes:
+    both would fail far from this line. ``null`` is left to :func:`_text` (no text, no label)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise DataFormatError(path, number, f'"{field}" must be {kind_name}, got {type(value).__name__}')
+    try:
+        str(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataFormatError(path, number, "not valid Unicode text (a lone surrogate)") from None
+
+
+def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """``(line number, header -> cell)`` of each row of a TSV or CSV file. A TSV cell's quotation marks
+    are its text (quoting would run an unbalanced one on into the next rows); a CSV quoted field may
+    span lines, and the reader's line_num gives each row's last line."""
+    tab = path.suffix.lower() == ".tsv"
+    reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter="\t" if tab else ",",
+                        quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
+    try:
         header = next(reader, None)
-        missing = [field for field in needed if header is None or field not in header]
-        if missing:
-            raise DataFormatError(path, 1, f"the header has no column {', '.join(map(repr, missing))} "
-                                  f"(found: {', '.join(header or [])}); choose columns with --text-field/--label-field")
+        _check_header(path, header, needed)
         rows = []
         for row in reader:
             if not any(cell.strip() for cell in row):
@@ -110,7 +143,21 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
             if len(row) != len(header):
                 raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
             rows.append((reader.line_num, dict(zip(header, row))))
-    return [_text(path, number, row[text_field], row.get(label_field), with_labels) for number, row in rows]
+    except csv.Error as err:  # a carriage return inside an unquoted field
+        raise DataFormatError(path, reader.line_num, f"not a valid {'TSV' if tab else 'CSV'} row "
+                              f"({str(err).partition(' - ')[0]})") from None
+    return rows
+
+
+def _check_header(path: Path, header: list[str] | None, needed: tuple[str, ...]) -> None:
+    """Each needed column once: a column named twice would be read from its last place alone."""
+    missing = [field for field in needed if header is None or field not in header]
+    if missing:
+        raise DataFormatError(path, 1, f"the header has no column {', '.join(map(repr, missing))} "
+                              f"(found: {', '.join(header or [])}); choose columns with --text-field/--label-field")
+    repeated = [field for field in needed if header.count(field) > 1]
+    if repeated:
+        raise DataFormatError(path, 1, f"the header has column {', '.join(map(repr, repeated))} more than once")
 
 
 #: WNUT-2020 Task 2's columns: the training and validation files start with them, the test file does not.

@@ -94,10 +94,11 @@ def read_conll(
     """Read sentences from a column file.
 
     Columns are tab-separated if the first data line holds a tab, otherwise separated by runs of
-    spaces; every data line must have that line's number of columns, unless ``ragged``: then each
-    line's own columns are indexed (with the defaults, its first column is the token and its last
-    the tag), for files such as CharBERT's CharAttack sets, where a perturbed token may hold a
-    space. Lines holding only whitespace end a sentence; ``-DOCSTART-`` lines are skipped.
+    spaces; each column is read without its surrounding whitespace. Every data line must have that
+    line's number of columns, unless ``ragged``: then each line's own columns are indexed (with the
+    defaults, its first column is the token and its last the tag), for files such as CharBERT's
+    CharAttack sets, where a perturbed token may hold a space. The token and the tag must be two
+    different columns. Lines holding only whitespace end a sentence; ``-DOCSTART-`` lines are skipped.
     ``tag_column=None`` reads words only (for tagging new text); ``scheme="iob2"`` checks tags as
     NER tags.
     """
@@ -129,7 +130,13 @@ def read_conll(
             for name, column in (("token", token_column), ("tag", tag_column)):
                 if column is not None and not -n_columns <= column < n_columns:
                     raise DataFormatError(path, number, f"the {name} column {column} does not exist: lines have {n_columns} columns")
-        fields = _split(line, separator)
+            # Ragged files check each line's own columns below.
+            if not ragged and tag_column is not None and token_column % n_columns == tag_column % n_columns:
+                raise DataFormatError(path, number, f"the token column {token_column} and the tag column "
+                                                    f"{tag_column} are the same column (lines have {n_columns} "
+                                                    "columns): the words would be the tags")
+        # Tab-separated columns keep their spaces ("NOUN " beside "NOUN"): drop them.
+        fields = [column.strip() for column in _split(line, separator)]
         if fields[0] == DOCSTART:
             close_sentence()
             continue
@@ -144,7 +151,7 @@ def read_conll(
                 "(--ragged-columns reads each line's own first and last columns)"
             )
         word = fields[token_column]
-        if not word.strip():
+        if not word:
             raise DataFormatError(path, number, "empty token")
         words.append(word)
         lines.append(number)
@@ -189,7 +196,7 @@ def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str],
             if line.strip():
                 separator = separator or ("\t" if "\t" in line else " ")
                 fields = _split(line, separator)
-                if fields[0] != DOCSTART:
+                if fields[0].strip() != DOCSTART:  # as read_conll reads it
                     fields[token_column] = next(words)
                     line = separator.join(fields)
             out.write(line + "\n")

@@ -1,0 +1,113 @@
+"""Input the readers once misread: each is now read as meant, or refused with its file and line."""
+
+import json
+
+import pytest
+
+from entangle.cli import main
+from entangle.data.classification import read_table
+from entangle.data.conll import DataFormatError, read_conll, rewrite_tokens
+
+
+def write(tmp_path, text: str, name="data.txt"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_tab_columns_lose_their_surrounding_whitespace(tmp_path):
+    path = write(tmp_path, "Rome\tNOUN \n Paris \tNOUN\nNew York\t PROPN\n")
+    sentence, = read_conll(path, scheme=None)
+    assert sentence.words == ["Rome", "Paris", "New York"] and sentence.tags == ["NOUN", "NOUN", "PROPN"]
+
+
+def test_a_padded_docstart_is_skipped_and_rewritten_in_place(tmp_path):
+    path = write(tmp_path, "-DOCSTART- \tO\n\nRome\tB-LOC \n")
+    assert [s.words for s in read_conll(path)] == [["Rome"]]
+    rewrite_tokens(path, tmp_path / "out.txt", ["ROME"])
+    assert (tmp_path / "out.txt").read_text() == "-DOCSTART- \tO\n\nROME\tB-LOC \n"  # other columns as they were
+
+
+@pytest.mark.parametrize("token_column, tag_column", [(1, 1), (-1, -1), (1, -2), (2, -1)])
+def test_the_token_column_cannot_be_the_tag_column(tmp_path, token_column, tag_column):
+    path = write(tmp_path, "\nEU\tNNP\tB-ORG\nrejects\tVBZ\tO\n")
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: the token column {token_column} and the tag column "
+                                              rf"{tag_column} are the same column \(lines have 3 columns\)"):
+        read_conll(path, token_column, tag_column, scheme=None)
+
+
+def test_tsv_quotes_are_text(tmp_path):
+    path = write(tmp_path, 'text\tlabel\n"quoted" rest\tpos\nan "open quote\tneg\nnext row\tpos\n', "data.tsv")
+    examples = read_table(path)
+    assert [(e.text, e.label, e.source) for e in examples] == [
+        ('"quoted" rest', "pos", f"{path}:2"), ('an "open quote', "neg", f"{path}:3"), ("next row", "pos", f"{path}:4")]
+
+
+def test_csv_keeps_standard_quoting(tmp_path):
+    path = write(tmp_path, 'text,label\n"one, two",pos\n"across\nlines",neg\n', "data.csv")
+    assert [(e.text, e.label, e.source) for e in read_table(path)] == [
+        ("one, two", "pos", f"{path}:2"), ("across\nlines", "neg", f"{path}:4")]
+
+
+@pytest.mark.parametrize("name", ["data.tsv", "data.csv"])
+def test_a_repeated_header_column_is_named(tmp_path, name):
+    separator = "\t" if name.endswith(".tsv") else ","
+    path = write(tmp_path, separator.join(["text", "label", "text"]) + "\n" + separator.join(["a", "pos", "b"]) + "\n",
+                 name)
+    with pytest.raises(DataFormatError, match=rf"^{path}:1: the header has column 'text' more than once"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("name", ["data.tsv", "data.csv"])
+def test_a_text_over_the_csv_field_limit_is_read(tmp_path, name):
+    separator = "\t" if name.endswith(".tsv") else ","
+    long_text = " ".join(["word"] * 40_000)  # 199,999 characters: over csv's default 131,072
+    path = write(tmp_path, f"text{separator}label\n{long_text}{separator}pos\n", name)
+    example, = read_table(path)
+    assert example.text == long_text and len(example.words) == 40_000
+
+
+def test_a_carriage_return_inside_a_tsv_cell_is_named(tmp_path):
+    path = write(tmp_path, "text\tlabel\nok\tpos\nbro\rken\tneg\n", "data.tsv")
+    with pytest.raises(DataFormatError, match=rf"^{path}:3: not a valid TSV row"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"text": 5, "label": "pos"}, '"text" must be a string, got int'),
+    ({"text": ["a", "b"], "label": "pos"}, '"text" must be a string, got list'),
+    ({"text": "fine", "label": ["pos"]}, '"label" must be a string or a number, got list'),
+    ({"text": "fine", "label": True}, '"label" must be a string or a number, got bool'),
+    ({"text": "fine", "label": {"name": "pos"}}, '"label" must be a string or a number, got dict'),
+])
+def test_json_values_of_the_wrong_kind_are_named(tmp_path, row, message):
+    path = write(tmp_path, json.dumps({"text": "good", "label": "pos"}) + "\n" + json.dumps(row) + "\n", "data.jsonl")
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: {message}$"):
+        read_table(path)
+
+
+def test_a_number_label_is_read_as_its_digits(tmp_path):
+    path = write(tmp_path, '{"text": "good", "label": 1}\n', "data.jsonl")
+    assert read_table(path)[0].label == "1"
+
+
+@pytest.mark.parametrize("line", [r'{"text": "go\ud800od", "label": "a"}', r'{"text": "good", "label": "\udc00"}'])
+def test_a_lone_surrogate_is_refused_at_read_time(tmp_path, line):
+    path = write(tmp_path, '{"text": "\\ud83d\\ude00 fine", "label": "a"}\n' + line + "\n", "data.jsonl")
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: not valid Unicode text \(a lone surrogate\)$"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("data.tsv", "text\tlabel\ngood day\tpos\n"),
+    ("data.csv", "text,label\ngood day,pos\n"),
+    ("data.jsonl", '{"text": "good day", "label": "pos"}\n'),
+    ("train_text.txt", "good day\n"),
+])
+def test_perturb_refuses_classification_data(tmp_path, name, text):
+    path = write(tmp_path, text, name)
+    output = tmp_path / "noisy.txt"
+    with pytest.raises(SystemExit, match=r"^entangle perturb: error: .*: classification data; perturb writes CoNLL and "
+                                         r"CoNLL-U files only$"):
+        main(["perturb", "--data", str(path), "--split", "train", "--output", str(output)])
+    assert not output.exists()
