@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
 import sys
 import typing
 from pathlib import Path
@@ -73,8 +74,8 @@ def attacks(text: str) -> list[str]:
 def positive(text: str) -> float:
     """An argparse type: a number above 0 (minutes, a learning rate)."""
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {value}")
     return value
 
 
@@ -277,6 +278,39 @@ def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float
     parser.add_argument("--seed", type=int, default=42)
 
 
+def _file_value(action: argparse.Action, key: str, value: typing.Any, path: Path) -> typing.Any:
+    """A ``--config`` file's value checked as the command line checks its text: the option's type,
+    range and choices (a value set as a default would otherwise skip them)."""
+    where = f"{path}: {key}"
+    if isinstance(action, (argparse._StoreTrueAction, argparse.BooleanOptionalAction)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if value is None and action.default is None:  # null: the option's own default
+        return None
+    if action.nargs in ("+", "*"):
+        return [_file_scalar(action, item, where) for item in (value if isinstance(value, list) else [value])]
+    return _file_scalar(action, value, where)
+
+
+def _file_scalar(action: argparse.Action, value: typing.Any, where: str) -> typing.Any:
+    kind = action.type or str
+    expected = {"int": "an integer", "integer": "an integer", "str": "a string"}.get(kind.__name__, "a number")
+    # YAML reads 1e-4 as a string (it wants 1.0e-4): numbers written as text are taken, as on the command line.
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (kind is str and not isinstance(value, str)) \
+            or (kind is not float and isinstance(value, float)):
+        raise ConfigError(f"{where}: expected {expected}, got {value!r}")
+    try:
+        value = kind(value) if kind in (int, float, str) else kind(str(value))
+    except ValueError:
+        raise ConfigError(f"{where}: expected {expected}, got {value!r}") from None
+    except argparse.ArgumentTypeError as err:
+        raise ConfigError(f"{where}: {err}") from None
+    if action.choices is not None and value not in action.choices:
+        raise ConfigError(f"{where}: expected one of {', '.join(map(str, action.choices))}, got {value!r}")
+    return value
+
+
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """Every option's help ends with its default, unless the help already states it."""
     for action in parser._actions:
@@ -308,7 +342,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"{path}: unknown option(s) " + ", ".join(
                 f"{key} (a switch is named by its positive flag: {key[3:]}: false)"
                 if key[:3] in ("no-", "no_") and key[3:].replace("-", "_") in names else key for key in unknown))
-        values = {names[key.replace("-", "_")]: value for key, value in values.items()}
+        values = {names[key.replace("-", "_")]: (key, value) for key, value in values.items()}
+        try:
+            values = {action.dest: _file_value(action, *values[action.dest], path)
+                      for action in subparser._actions if action.dest in values}
+        except ConfigError as err:
+            parser.error(str(err))
         subparser.set_defaults(**values)
         for action in subparser._actions:
             if action.dest in values:
@@ -346,9 +385,14 @@ def _train_actions() -> tuple[argparse.Action, ...]:
 
 
 def read_yaml(path: Path) -> typing.Any:
-    """A YAML (or JSON) file's values; a syntax error is a :class:`ConfigError` naming the file and line."""
+    """A YAML (or JSON) file's values; a file that cannot be read or parsed is a :class:`ConfigError`
+    naming it (and the line, for a syntax error)."""
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -24,7 +24,7 @@ from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
-from .options import ModelLoadError, is_onnx_dir
+from .options import ModelLoadError, UsageError, is_onnx_dir
 from .schema import CONFIG_NAMES, MODEL_FIELDS, ModelOptions
 from .tasks import Task, get_task, split_by_words
 from .training import BEST_DIR, TrainingConfig, train as run_training
@@ -119,6 +119,20 @@ def batch_to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dic
     return {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
 
 
+def torch_device(name: str | torch.device) -> torch.device:
+    """``"auto"`` (the GPU when there is one, else the CPU) or a device name torch knows and this
+    machine has; anything else is a :class:`~entangle.options.UsageError` saying which."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise UsageError(f"unknown device {name!r} (auto, cpu, cuda, cuda:1, ...)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"device {name!r}: this machine has no CUDA device")
+    return device
+
+
 class Tagger:
     """A trained model (PyTorch, or exported and run on ONNX Runtime) with its tokenizer and featurizer.
 
@@ -191,6 +205,7 @@ class Tagger:
         tokenizer raise a :class:`~entangle.options.ModelLoadError` naming the file. Any
         other name is looked up on the hub (at once in the cache alone when the hub does not answer).
         """
+        device = None if device is None else torch_device(device)  # a bad name fails before the model loads
         if not looks_local(path):
             def load(**options):
                 config = EntangleConfig.from_pretrained(path, **options)
@@ -224,7 +239,7 @@ class Tagger:
         """Move the PyTorch model to ``device`` (``"auto"``: the GPU when there is one); an ONNX model
         stays on ONNX Runtime's CPU provider. Returns this tagger."""
         if device is not None and isinstance(self.model, torch.nn.Module):
-            self.model.to(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
+            self.model.to(torch_device(device))
         return self
 
     @property
@@ -365,10 +380,10 @@ class Tagger:
     def _side(self, side: str | None, unit: str) -> str:
         side = side or self.model.config.predict_side
         if self.task.unit != unit:
-            raise ValueError(f"this model was trained for {self.task.name} ({self.task.description}); "
+            raise UsageError(f"this model was trained for {self.task.name} ({self.task.description}); "
                              f"use {_METHOD_FOR_UNIT[self.task.unit]}")
         if side not in self.model.config.trained_sides:
-            raise ValueError(f"this model has no {side!r} head; it was trained with side={self.model.config.side!r}")
+            raise UsageError(f"this model has no {side!r} head (its heads: {', '.join(self.model.config.trained_sides)})")
         return side
 
     def predict(self, sentences: list[list[str]], side: str | None = None, texts: list[str] | None = None) -> list:

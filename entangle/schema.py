@@ -9,6 +9,7 @@ from these fields (``arguments.py``), a ``--config`` file and a bench grid use t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -185,9 +186,11 @@ class TrainingOptions:
                             ("save_steps", 1), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
                             ("weight_decay", 0)):
             value = getattr(self, name)
+            if value is not None and not math.isfinite(value):  # a NaN rate would train a NaN model
+                raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:
                 raise UsageError(f"{name} must be at least {least}, got {value}")
-        if self.max_grad_norm <= 0:
+        if not (math.isfinite(self.max_grad_norm) and self.max_grad_norm > 0):
             raise UsageError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
 
 

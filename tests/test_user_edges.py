@@ -225,7 +225,7 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
      "argument --rates: expected comma-separated numbers between 0 and 1, got '0,half'"),
     (["robustness", "m", "--data", "d", "--attacks", "charbert,typo", "--output", "o"],
      "argument --attacks: unknown attack(s) typo (choose from "),
-    (["pretrain-char", "--max-minutes", "0"], "argument --max-minutes: must be positive, got 0.0"),
+    (["pretrain-char", "--max-minutes", "0"], "argument --max-minutes: must be a positive finite number, got 0.0"),
     (["pretrain-char", "--log-steps", "0"], "argument --log-steps: must be at least 1, got 0"),
     (["bench", "grid.yaml", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
 ])
