@@ -58,12 +58,40 @@ def test_a_config_that_is_not_yaml_is_one_line_naming_its_line(tmp_path, capsys)
     assert str(exit_info.value.code).startswith(f"entangle bench: error: {config}:3: not valid YAML: ")
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    ("epochs: true", "epochs: expected an integer, got True"),
+    ("epochs: 1.5", "epochs: expected an integer, got 1.5"),
+    ("seed: [1]", "seed: expected an integer, got [1]"),
+    ("char: [builtin]", "char: expected a string, got ['builtin']"),
+    ("lr_schedule: cosine", "lr_schedule: expected one of linear, plateau, got 'cosine'"),
+    ("task: foo", "task: expected one of ner, tagging, char-tagging, classification, got 'foo'"),
+    ("train_noise_attacks: [bogus]", "train_noise_attacks: expected one of "),
+    ("group-by-length: 1", "group-by-length: expected true or false, got 1"),
+    ("limit-train: 0", "limit-train: must be at least 1, got 0"),
+])
+def test_a_config_value_is_checked_as_the_command_line_checks_it(line, message, tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text(line + "\n")
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config)])
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"entangle: error: {config}: {message}")
+
+
+def test_config_values_the_command_line_would_take_are_taken(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("lr: 1e-4\nepochs: '3'\nnew_lr: null\ntrain_noise_attacks: lower\n")  # YAML reads 1e-4 as text
+    args = parse_args(["train", "--config", str(config)])
+    assert (args.lr, args.epochs, args.train_noise_attacks) == (1e-4, 3, ["lower"])
+
+
 @pytest.mark.parametrize(("option", "message"), [
     (["--epochs", "0"], "epochs must be at least 1, got 0"),
     (["--batch-size", "0"], "batch_size must be at least 1, got 0"),
     (["--lr=-1e-5"], "lr must be at least 0, got -1e-05"),
     (["--warmup-ratio", "1.5"], "warmup_ratio must be a share between 0 and 1, got 1.5"),
     (["--max-grad-norm", "0"], "max_grad_norm must be positive, got 0.0"),
+    (["--lr", "nan"], "lr must be a finite number, got nan"),
+    (["--new-lr", "inf"], "new_lr must be a finite number, got inf"),
 ])
 def test_training_options_out_of_range_stop_before_anything_is_read(option, message, tmp_path):
     with pytest.raises(SystemExit) as exit_info:

