@@ -129,11 +129,20 @@ def run_evaluate(args: argparse.Namespace) -> None:
         Path(args.output).write_text(json.dumps(record, indent=2))
 
 
+def _refuse_overwriting(output: str, source: str | Path) -> None:
+    """The output is written while the input is read again (CoNLL and CoNLL-U copies keep its lines):
+    one file for both would be emptied before it is read."""
+    if output != "-" and Path(output).exists() and Path(source).exists() and Path(output).samefile(source):
+        raise UsageError(f"--output {output} is the input file: write the output to another file")
+
+
 def run_predict(args: argparse.Namespace) -> None:
     from .data.words import split_words
 
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise UsageError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
+    if args.input != "-":
+        _refuse_overwriting(args.output, args.input)
     tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast,
                      device=args.device, decoding=args.decoding)
     source = "/dev/stdin" if args.input == "-" else args.input
@@ -183,14 +192,26 @@ def run_attention(args: argparse.Namespace) -> None:
           f"words {start + 1} to {end} of {len(words)}", file=sys.stderr)
 
 
+def _named_model(spec: str) -> tuple[str, str]:
+    """``NAME=DIR`` or ``DIR`` (named by its last folder). A path that exists is a path, '=' and all
+    (bench's run directories hold one: ``entangle_m=1``)."""
+    name, separator, path = spec.partition("=")
+    if not separator or Path(spec).exists() or "/" in name:
+        return Path(spec).name, spec
+    if not name:
+        raise UsageError(f"{spec}: the name before '=' is empty")
+    return name, path
+
+
 def run_robustness(args: argparse.Namespace) -> None:
     from .predict import Tagger
     from .robustness import noise_curves, write_report
 
-    taggers = {}
-    for spec in args.models:
-        name, _, path = spec.rpartition("=") if "=" in spec else (Path(spec).name, "", spec)
-        taggers[name] = Tagger.from_pretrained(_model_dir(path))
+    named = [_named_model(spec) for spec in args.models]
+    names = [name for name, _ in named]
+    if repeated := sorted({name for name in names if names.count(name) > 1}):
+        raise UsageError(f"two models are named {', '.join(map(repr, repeated))}: name each with NAME=DIR")
+    taggers = {name: Tagger.from_pretrained(_model_dir(path)) for name, path in named}
     tasks = {tagger.model.config.task for tagger in taggers.values()}
     if len(tasks) > 1:
         raise UsageError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
@@ -214,6 +235,7 @@ def run_perturb(args: argparse.Namespace) -> None:
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
     source = corpus.files[args.split]
+    _refuse_overwriting(args.output, source)
     conllu = is_conllu(source)
     if conllu != is_conllu(args.output):  # the copy must be read back in its own format
         raise UsageError(f"--output {args.output}: the copy keeps the format of {source.name}, and a file is read "

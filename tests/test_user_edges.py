@@ -236,6 +236,47 @@ def test_numbers_out_of_range_are_refused_before_anything_loads(argv, message, c
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"entangle {argv[0]}: error: {message}")
 
 
+def test_the_input_file_is_never_the_output(copy, tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text(DEV)
+    message = one_line_error(["perturb", "--data", str(data), "--split", "train", "--output", str(data)], capsys)
+    assert message == f"--output {data} is the input file: write the output to another file"
+    model = copy("model")
+    message = one_line_error(["predict", str(model), "--input", str(data), "--input-format", "conll",
+                              "--output", str(tmp_path / "." / "data.txt")], capsys)
+    assert message.endswith("is the input file: write the output to another file")
+    assert data.read_text() == DEV
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n", "-DOCSTART- -X- O O\n\n"])
+def test_a_split_without_examples_is_one_line_naming_it(content, copy, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text(content)
+    message = f"{empty}: no examples in it (the test split)"
+    assert one_line_error(["evaluate", str(copy("model")), "--data", str(empty)], capsys) == message
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.txt").write_text(TRAIN)
+    shutil.copy(empty, data / "dev.txt")
+    assert one_line_error(["train", "--data", str(data), "--output", str(tmp_path / "run")], capsys) == (
+        f"{data / 'dev.txt'}: no examples in it (the dev split)")
+
+
+def test_robustness_names_each_model_once(saved, tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text(DEV)
+    run = tmp_path / "entangle_m=1"  # as bench names its run directories: a path, '=' and all
+    shutil.copytree(saved / "model", run)
+    report = tmp_path / "report"
+    common = ["--data", str(data), "--attacks", "lower", "--rates", "0", "--output", str(report)]
+    assert one_line_error(["robustness", f"a={saved / 'model'}", f"a={run}", *common], capsys) == (
+        "two models are named 'a': name each with NAME=DIR")
+    assert one_line_error(["robustness", f"={run}", *common], capsys) == f"={run}: the name before '=' is empty"
+    main(["robustness", str(run), f"b={saved / 'model'}", *common])
+    table = (report / "noise_curves.md").read_text()
+    assert "| entangle_m=1 |" in table and "| b |" in table
+
+
 def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, capsys):
     model = copy("model")
     (model / "model.safetensors").write_bytes(b"")  # never read: the device is checked first

@@ -171,8 +171,9 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
             raise UsageError(f"{data} is a {dataset_task} dataset; it cannot be read for {task}")
         examples = split_by_id(OWN_READERS[str(data)](files["all"]))
         files = dict.fromkeys(("train", "dev", "test"), files["all"])
-        return Corpus(*(examples[split] if split in splits else None for split in ("train", "dev", "test")),
-                      dataset_task, files)
+        read = {split: examples[split] if split in splits else None for split in ("train", "dev", "test")}
+        _check_not_empty(read, files)
+        return Corpus(read["train"], read["dev"], read["test"], dataset_task, files)
     own_files = set(files.values())
     files = _overridden(files, train, dev, test)
     task = _task_of(task, dataset_task, files)
@@ -186,4 +187,12 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
 
     read = {split: reader(files[split]) if split in files and split in splits else None
             for split in ("train", "dev", "test")}
+    _check_not_empty(read, files)
     return Corpus(read["train"], read["dev"], read["test"], task, files, reader)
+
+
+def _check_not_empty(read: dict[str, list | None], files: dict[str, Path]) -> None:
+    """A split read with nothing in it would train nothing, select on nothing or score 0 as a result."""
+    for split, examples in read.items():
+        if examples is not None and not examples:
+            raise UsageError(f"{files[split]}: no examples in it (the {split} split)")
