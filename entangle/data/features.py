@@ -29,6 +29,7 @@ from itertools import accumulate
 
 from transformers import PreTrainedTokenizerBase
 
+from ..options import ConfigError
 from ..tasks import UNITS, get_task
 
 # CANINE's conventions (private-use code points), used by the built-in encoder too.
@@ -105,11 +106,11 @@ class Featurizer:
         self.max_chars = max_chars
         self.max_subwords = max_subwords
         if max_chars is not None and max_chars < 3:
-            raise ValueError("max_chars must leave room for the start/end markers and one character")
+            raise ConfigError(f"max_chars must leave room for the start/end markers and one character, got {max_chars}")
         if self.tokenizer is not None:
             self.prefix, self.suffix = _special_tokens(self.tokenizer)
             if max_subwords <= len(self.prefix) + len(self.suffix):
-                raise ValueError(f"max_subwords={max_subwords} leaves no room beside the special tokens")
+                raise ConfigError(f"max_subwords={max_subwords} leaves no room beside the special tokens")
 
     @classmethod
     def for_model(cls, config, tokenizer: PreTrainedTokenizerBase | None) -> "Featurizer":

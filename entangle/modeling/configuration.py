@@ -268,6 +268,9 @@ class EntangleConfig(PreTrainedConfig):
             self.num_attention_heads = getattr(reference, "num_attention_heads", 8)
         if self.intermediate_size is None:
             self.intermediate_size = 4 * self.hidden_size
+        for name in ("hidden_size", "num_attention_heads", "intermediate_size"):
+            if self.num_coattention_layers and getattr(self, name) < 1:
+                raise ConfigError(f"the co-attention's {name} must be at least 1, got {getattr(self, name)}")
         if self.num_coattention_layers and self.hidden_size % self.num_attention_heads:
             raise ConfigError(f"the co-attention width ({self.hidden_size}) must be a multiple of its heads "
                               f"({self.num_attention_heads})")
