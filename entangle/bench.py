@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +127,11 @@ class BenchConfig:
         if missing or unknown:
             raise BenchConfigError(f"{path}: " + "; ".join(
                 ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
+        for key, value in values.items():
+            accepts, expected = _FIELD_KINDS[key]
+            if not accepts(value):
+                raise BenchConfigError(f"{path}: {key}: expected {expected}, got {value!r}")
+        values["systems"] = {name: options or {} for name, options in values["systems"].items()}  # null: no options
         config = cls(**values)
         for option in ("output", "data", "seed", "resume"):
             if option in config.train or any(option in s for s in config.systems.values()):
@@ -149,6 +155,30 @@ class BenchConfig:
         if not self.compare:
             return []
         return [self.compare] if all(isinstance(c, str) for c in self.compare) else list(self.compare)
+
+
+def _list_of(kind: type) -> Callable[[object], bool]:
+    return lambda value: isinstance(value, list) and bool(value) and all(
+        isinstance(item, kind) and not isinstance(item, bool) for item in value)
+
+
+#: What each field of a grid file may hold, and how to say so when it does not.
+_FIELD_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "output": (lambda value: isinstance(value, str), "a path"),
+    "results": (lambda value: value is None or isinstance(value, str), "a path"),
+    "datasets": (_list_of(str), "a list of dataset names"),
+    "seeds": (_list_of(int), "a list of integer seeds"),
+    "systems": (lambda value: isinstance(value, dict) and bool(value) and all(
+        isinstance(options, dict) or options is None for options in value.values()),
+        "a mapping of system names to their train options"),
+    "train": (lambda value: isinstance(value, dict), "a mapping of train options"),
+    "compare": (lambda value: value is None or isinstance(value, list), "a list of 'system:side' pairs"),
+    "bootstrap": (lambda value: isinstance(value, int) and not isinstance(value, bool) and value > 0,
+                  "a positive number of resamples"),
+    "macro_average": (lambda value: isinstance(value, bool), "true or false"),
+    "noisy_tests": (lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
+                    "a list of ATTACK@RATE"),
+}
 
 
 def _is_rate(text: str) -> bool:

@@ -55,9 +55,14 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         saved = Path(args.resume) / RUN_ARGS
         if not saved.is_file():
             raise FileNotFoundError(f"{saved}: not an output directory of entangle {args.command} (no {RUN_ARGS})")
+        try:
+            recorded = json.loads(saved.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote ({err})") from None
+        if not isinstance(recorded, dict):
+            raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote (expected an object of options)")
         # Options added since the run started take their defaults.
-        return argparse.Namespace(**{**vars(args), **upgraded(json.loads(saved.read_text())), "resume": args.resume,
-                                     "output": args.resume})
+        return argparse.Namespace(**{**vars(args), **upgraded(recorded), "resume": args.resume, "output": args.resume})
     if not args.output:
         raise UsageError("give --output (or --resume OUTPUT)")
     Path(args.output).mkdir(parents=True, exist_ok=True)

@@ -319,6 +319,30 @@ def test_bad_configs_are_named(tmp_path):
     assert BenchConfig.from_file(config).comparisons == [["a:char", "a:subword"]]  # one pair on its own
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    ("systems: [a, b]", "systems: expected a mapping of system names to their train options, got ['a', 'b']"),
+    ("train: 'epochs 1'", "train: expected a mapping of train options, got 'epochs 1'"),
+    ("seeds: a", "seeds: expected a list of integer seeds, got 'a'"),
+    ("datasets: wnut17", "datasets: expected a list of dataset names, got 'wnut17'"),
+    ("output: [1]", "output: expected a path, got [1]"),
+    ("bootstrap: 0", "bootstrap: expected a positive number of resamples, got 0"),
+])
+def test_a_grid_field_of_the_wrong_kind_is_named(line, message, tmp_path):
+    config = tmp_path / "bench.yaml"
+    fields = {"output": "output: x", "datasets": "datasets: [wnut17]", "systems": "systems: {a: {m: 0}}"}
+    fields[line.partition(":")[0]] = line
+    config.write_text("\n".join(fields.values()) + "\n")
+    with pytest.raises(BenchConfigError) as error:
+        BenchConfig.from_file(config)
+    assert str(error.value) == f"{config}: {message}"
+
+
+def test_a_system_without_options_of_its_own_takes_the_budgets(tmp_path):
+    config = tmp_path / "bench.yaml"
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: null}\ntrain: {m: 0}\n")
+    assert BenchConfig.from_file(config).systems == {"a": {}}
+
+
 def test_a_failing_run_stops_the_grid_with_its_directory_named(tmp_path):
     data = write_dataset(tmp_path / "tiny")
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data)], seeds=[1, 2],

@@ -263,6 +263,13 @@ def test_a_split_without_examples_is_one_line_naming_it(content, copy, tmp_path,
         f"{data / 'dev.txt'}: no examples in it (the dev split)")
 
 
+@pytest.mark.parametrize("content", ["{broken", "[1]"])
+def test_a_damaged_run_record_is_one_line_on_resume(content, tmp_path, capsys):
+    (tmp_path / "run_args.json").write_text(content)
+    message = one_line_error(["train", "--resume", str(tmp_path)], capsys)
+    assert message.startswith(f"{tmp_path / 'run_args.json'}: not the JSON entangle train wrote (")
+
+
 def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, capsys):
     data = tmp_path / "data.txt"
     data.write_text("Paris\tI-LOC\nis\tO\n")
