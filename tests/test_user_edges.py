@@ -5,6 +5,7 @@ import shutil
 import socket
 import sys
 import time
+import urllib.error
 import warnings
 
 import huggingface_hub.constants
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from entangle.cli import main
+from entangle.data import datasets
 from entangle.data.corpus import load_corpus
 from entangle.data.labels import UnknownLabelError
 from entangle.modeling import loading
@@ -268,6 +270,18 @@ def test_a_damaged_run_record_is_one_line_on_resume(content, tmp_path, capsys):
     (tmp_path / "run_args.json").write_text(content)
     message = one_line_error(["train", "--resume", str(tmp_path)], capsys)
     assert message.startswith(f"{tmp_path / 'run_args.json'}: not the JSON entangle train wrote (")
+
+
+def test_a_dataset_that_cannot_be_downloaded_says_where_to_put_it(tmp_path, monkeypatch, capsys):
+    def offline(url, target, expected_sha256):
+        raise urllib.error.URLError("Name or service not known")
+
+    monkeypatch.setattr(datasets, "download", offline)
+    monkeypatch.setenv("ENTANGLE_CACHE", str(tmp_path / "cache"))
+    message = one_line_error(["perturb", "--data", "wnut17", "--data-dir", str(tmp_path), "--output",
+                              str(tmp_path / "x.txt")], capsys)
+    assert message.startswith(f"wnut17: {tmp_path}/wnut17/") and "could not be downloaded (Name or service not known); " \
+        "give --data-dir (or $ENTANGLE_DATA_DIR) a directory that holds it" in message
 
 
 def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, capsys):

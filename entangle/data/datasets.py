@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -289,5 +290,11 @@ def dataset_files(name: str, data_dir: str | Path | None = None) -> dict[str, Pa
     for relative in (*spec.files.values(), *spec.support):
         cached = cache_dir() / relative
         if not cached.is_file() or sha256(cached) != CHECKSUMS[relative]:
-            download(spec.urls[relative], cached, CHECKSUMS[relative])
+            try:
+                download(spec.urls[relative], cached, CHECKSUMS[relative])
+            except (urllib.error.URLError, TimeoutError) as err:  # no network: say where the files could come from
+                missing = local / relative if local is not None else relative
+                raise UnknownDatasetError(
+                    f"{name}: {missing} is not here and {spec.urls[relative]} could not be downloaded "
+                    f"({getattr(err, 'reason', err)}); give --data-dir (or $ENTANGLE_DATA_DIR) a directory that holds it") from None
     return {split: cache_dir() / relative for split, relative in spec.files.items()}
