@@ -284,6 +284,18 @@ def test_a_dataset_that_cannot_be_downloaded_says_where_to_put_it(tmp_path, monk
         "give --data-dir (or $ENTANGLE_DATA_DIR) a directory that holds it" in message
 
 
+@pytest.mark.parametrize(("values", "reason"), [
+    ('"hidden_size": -4', "hidden_size must be at least 1, got -4"),
+    ('"num_hash_buckets": 0', "num_hash_buckets must be at least 1, got 0"),
+    ('"hidden_size": "x"', ""),
+])
+def test_a_fresh_encoder_config_with_bad_values_is_one_line(values, reason, tmp_path):
+    config = tmp_path / "char.json"
+    config.write_text(f'{{"model_type": "entangle-char", {values}}}')
+    with pytest.raises(ModelLoadError, match=f"^{config}: not a valid character encoder config \\({reason}"):
+        load_char_encoder(str(config))
+
+
 def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, capsys):
     data = tmp_path / "data.txt"
     data.write_text("Paris\tI-LOC\nis\tO\n")

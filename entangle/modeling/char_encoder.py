@@ -85,6 +85,9 @@ class CharEncoderConfig(PreTrainedConfig):
             raise ValueError(f"hidden_size must be even (two LSTM directions), got {self.hidden_size}")
         if not 1 <= self.num_hash_functions <= MAX_HASH_FUNCTIONS:
             raise ValueError(f"num_hash_functions must be in 1..{MAX_HASH_FUNCTIONS}")
+        for name in ("hidden_size", "embedding_size", "num_hidden_layers", "num_hash_buckets", "max_position_embeddings"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
 
 class CharEncoderModel(PreTrainedModel):

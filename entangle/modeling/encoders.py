@@ -79,8 +79,10 @@ def load_char_encoder(name: str) -> PreTrainedModel:
         if "model_type" not in values:
             raise ModelLoadError(f"{name}: a character encoder config needs a 'model_type' ({' or '.join(CHAR_MODEL_TYPES)})")
         _check_char_model_type(name, values["model_type"])
-        config = AutoConfig.for_model(values.pop("model_type"), **values)
-        return AutoModel.from_config(config)
+        try:  # the architecture's own checks (or their absence: a width "x" fails deep in the layers)
+            return AutoModel.from_config(AutoConfig.for_model(values.pop("model_type"), **values))
+        except (TypeError, ValueError, ArithmeticError, RuntimeError) as err:
+            raise ModelLoadError(f"{name}: not a valid character encoder config ({err})") from None
     if looks_local(name):
         return load_char_directory(local_dir(name))
 
