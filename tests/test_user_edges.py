@@ -1,6 +1,7 @@
 """User edges of the issue: each ends in one clear error line naming the file, never a traceback
 (and never a wait for an unreachable hub)."""
 
+import json
 import shutil
 import socket
 import sys
@@ -95,6 +96,16 @@ def test_truncated_or_corrupt_weights(copy, tmp_path, capsys, damage):
     data = weights.read_bytes()
     weights.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not safetensors\n", "empty": b""}[damage])
     assert predict_error(str(model), tmp_path, capsys).startswith(f"{weights}: truncated or corrupt (")
+
+
+def test_a_label_list_edited_after_training(copy, tmp_path, capsys):
+    model = copy("model")
+    config = json.loads((model / "config.json").read_text())
+    config["id2label"][str(len(config["id2label"]))] = "B-NEW"
+    config["label2id"]["B-NEW"] = len(config["label2id"])
+    (model / "config.json").write_text(json.dumps(config))
+    assert predict_error(str(model), tmp_path, capsys) == (
+        f"{model}/model.safetensors: the weights' shapes do not fit the config.json beside them (an edited label list or size?)")
 
 
 def test_truncated_config(copy, tmp_path, capsys):

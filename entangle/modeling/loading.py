@@ -103,6 +103,9 @@ def reading_weights(file: Path | str) -> Iterator[None]:
     except SafetensorError as err:
         raise ModelLoadError(f"{file}: truncated or corrupt ({err})") from None
     except (EOFError, RuntimeError, OSError) as err:
+        if isinstance(err, RuntimeError) and "ignore_mismatched_sizes" in str(err):  # transformers' shape check
+            raise ModelLoadError(f"{file}: the weights' shapes do not fit the config.json beside them (an edited "
+                                 "label list or size?)") from None
         if not str(file).endswith((".bin", ".bin.index.json")):
             raise
         raise ModelLoadError(f"{file}: truncated or corrupt ({first_line(err)})") from None
