@@ -260,4 +260,4 @@ def test_benchmark_grids_train_the_baseline_through_entangle_train(grid):
     arguments = _options(config.systems["CharBERT-style"])
     assert arguments == ["--fusion", "charbert", "--side", "subword"]
     args = parse_args(["train", "--data", "wnut17", "--output", "x", *arguments])
-    assert (args.fusion, args.coattention_layers) == ("charbert", None)  # run_train resolves -m to 0
+    assert (args.fusion, args.coattention_layers) == ("charbert", 0)  # resolved at parse time: no co-attention
