@@ -234,6 +234,8 @@ def run_perturb(args: argparse.Namespace) -> None:
     from .data.corpus import data_task
     from .noise import perturb_sentences
 
+    if args.data is None:
+        raise UsageError("give --data: the dataset (or file) to perturb")
     # Read as tagging, a table's header and rows would become words; refused before anything is read.
     if data_task(args.data, data_dir=args.data_dir) == "classification":
         raise UsageError(f"{args.data}: classification data; perturb writes CoNLL and CoNLL-U files only")

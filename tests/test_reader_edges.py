@@ -7,6 +7,7 @@ import pytest
 from entangle.cli import main
 from entangle.data.classification import read_table
 from entangle.data.conll import DataFormatError, read_conll, rewrite_tokens
+from entangle.options import UsageError
 
 
 def write(tmp_path, text: str, name="data.txt"):
@@ -111,3 +112,23 @@ def test_perturb_refuses_classification_data(tmp_path, name, text):
                                          r"CoNLL-U files only$"):
         main(["perturb", "--data", str(path), "--split", "train", "--output", str(output)])
     assert not output.exists()
+
+
+def test_an_empty_tag_is_named(tmp_path):
+    path = tmp_path / "trailing.txt"
+    path.write_text("Rome\tNOUN\t\nis\tAUX\t\n")
+    with pytest.raises(DataFormatError, match=r"trailing.txt:1: empty tag in column -1 \(a tab at the end of the line\?\)"):
+        read_conll(path)
+
+
+def test_the_text_and_the_label_are_two_columns(tmp_path):
+    path = tmp_path / "data.tsv"
+    path.write_text("text\tlabel\ngreat\tpos\n")
+    with pytest.raises(UsageError, match="the text and the label are both the column 'text'"):
+        read_table(path, text_field="text", label_field="text")
+
+
+def test_perturb_without_data_says_so(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["perturb", "--output", str(tmp_path / "noisy.txt")])
+    assert exit_info.value.code == "entangle perturb: error: give --data: the dataset (or file) to perturb"

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..options import UsageError
 from .conll import DataFormatError, decoded_lines
 from .words import split_words
 
@@ -84,6 +85,9 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
     """A TSV or CSV file with a header row, or JSON lines (one object per line), holding a text
     column and a label column (named ``text_field`` / ``label_field``)."""
     path = Path(path)
+    if with_labels and text_field == label_field:
+        raise UsageError(f"{path}: the text and the label are both the column {text_field!r}: the texts would be "
+                         "their own labels (--text-field, --label-field)")
     needed = (text_field, label_field) if with_labels else (text_field,)
     lines = list(decoded_lines(path))
     read = _json_rows if path.suffix.lower() == ".jsonl" else _delimited_rows

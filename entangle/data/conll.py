@@ -157,6 +157,8 @@ def read_conll(
         lines.append(number)
         if tag_column is not None:
             tag = fields[tag_column]
+            if not tag:
+                raise DataFormatError(path, number, f"empty tag in column {tag_column} (a tab at the end of the line?)")
             if scheme == "iob2":
                 tag = _check_iob2(tag, tags[-1] if tags else "O", path, number, repaired)
             tags.append(tag)
