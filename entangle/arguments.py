@@ -160,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="text: one sentence (or text to classify) per line, split into words; conll: one word per "
                          "line (column --token-column), blank line between sentences; conllu: CoNLL-U (its syntactic words)")
     predict.add_argument("--token-column", type=int, default=0)
+    predict.add_argument("--ragged-columns", action="store_true", help="with --input-format conll: lines may have "
+                         "different numbers of columns; each line's own --token-column is read")
     predict.add_argument("--output", default="-", help="output file ('-' = standard output)")
     predict.add_argument("--output-format", choices=("conll", "jsonl", "conllu"), default="conll",
                          help="conll: word<TAB>label<TAB>probability (a character model: word<TAB>its segments, "

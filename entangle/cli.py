@@ -154,7 +154,7 @@ def run_predict(args: argparse.Namespace) -> None:
     source = "/dev/stdin" if args.input == "-" else args.input
     texts = None  # the raw lines, for a classifier of one text per line
     if args.input_format == "conll":
-        sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None)]
+        sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None, ragged=args.ragged_columns)]
     elif args.input_format == "conllu":
         sentences = [s.words for s in read_conllu(source, tag=None)]
     else:  # one text per line, every line answered in order (an empty one with an empty result)
