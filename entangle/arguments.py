@@ -284,12 +284,12 @@ def _file_value(action: argparse.Action, key: str, value: typing.Any, path: Path
     """A ``--config`` file's value checked as the command line checks its text: the option's type,
     range and choices (a value set as a default would otherwise skip them)."""
     where = f"{path}: {key}"
+    if value is None:  # null: the option's own default, as a bench grid reads it
+        return action.default
     if isinstance(action, (argparse._StoreTrueAction, argparse.BooleanOptionalAction)):
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {value!r}")
         return value
-    if value is None and action.default is None:  # null: the option's own default
-        return None
     if action.nargs in ("+", "*"):
         return [_file_scalar(action, item, where) for item in (value if isinstance(value, list) else [value])]
     return _file_scalar(action, value, where)
@@ -300,7 +300,7 @@ def _file_scalar(action: argparse.Action, value: typing.Any, where: str) -> typi
     expected = {"int": "an integer", "integer": "an integer", "str": "a string"}.get(kind.__name__, "a number")
     # YAML reads 1e-4 as a string (it wants 1.0e-4): numbers written as text are taken, as on the command line.
     if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (kind is str and not isinstance(value, str)) \
-            or (kind is not float and isinstance(value, float)):
+            or (expected == "an integer" and isinstance(value, float)):
         raise ConfigError(f"{where}: expected {expected}, got {value!r}")
     try:
         value = kind(value) if kind in (int, float, str) else kind(str(value))

@@ -43,12 +43,14 @@ import statistics
 import subprocess
 import sys
 import time
+from argparse import ArgumentTypeError
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .arguments import RUN_ARGS, negatable_train_options, parse_args, read_yaml, train_defaults, train_option_names
+from .arguments import (RUN_ARGS, negatable_train_options, parse_args, read_yaml, share, train_defaults,
+                        train_option_names)
 from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
@@ -122,6 +124,7 @@ class BenchConfig:
         values = read_yaml(path)
         if not isinstance(values, dict):
             raise BenchConfigError(f"{path}: expected a mapping (output, datasets, systems, ...)")
+        values = {key: value for key, value in values.items() if value is not None}  # null: the field's default
         missing = [key for key in ("output", "datasets", "systems") if key not in values]
         unknown = sorted(set(values) - set(cls.__dataclass_fields__))
         if missing or unknown:
@@ -138,7 +141,7 @@ class BenchConfig:
                 raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
         for variant in config.noisy_tests:
             attack, _, rate = variant.partition("@")
-            if attack not in ATTACK_NAMES or not _is_rate(rate):
+            if attack not in ATTACK_NAMES or not _is_share(rate):
                 raise BenchConfigError(f"{path}: noisy test {variant!r} is not ATTACK@RATE with an attack of "
                                        f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
         for pair in config.comparisons:
@@ -165,14 +168,14 @@ def _list_of(kind: type) -> Callable[[object], bool]:
 #: What each field of a grid file may hold, and how to say so when it does not.
 _FIELD_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "output": (lambda value: isinstance(value, str), "a path"),
-    "results": (lambda value: value is None or isinstance(value, str), "a path"),
+    "results": (lambda value: isinstance(value, str), "a path"),
     "datasets": (_list_of(str), "a list of dataset names"),
     "seeds": (_list_of(int), "a list of integer seeds"),
     "systems": (lambda value: isinstance(value, dict) and bool(value) and all(
         isinstance(options, dict) or options is None for options in value.values()),
         "a mapping of system names to their train options"),
     "train": (lambda value: isinstance(value, dict), "a mapping of train options"),
-    "compare": (lambda value: value is None or isinstance(value, list), "a list of 'system:side' pairs"),
+    "compare": (lambda value: isinstance(value, list), "a list of 'system:side' pairs"),
     "bootstrap": (lambda value: isinstance(value, int) and not isinstance(value, bool) and value > 0,
                   "a positive number of resamples"),
     "macro_average": (lambda value: isinstance(value, bool), "true or false"),
@@ -181,11 +184,12 @@ _FIELD_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
-def _is_rate(text: str) -> bool:
+def _is_share(text: str) -> bool:
     try:
-        return 0.0 <= float(text) <= 1.0
-    except ValueError:
+        share(text)
+    except (ValueError, ArgumentTypeError):
         return False
+    return True
 
 
 def _options(values: dict) -> list[str]:

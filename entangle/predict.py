@@ -205,7 +205,8 @@ class Tagger:
         tokenizer raise a :class:`~entangle.options.ModelLoadError` naming the file. Any
         other name is looked up on the hub (at once in the cache alone when the hub does not answer).
         """
-        device = None if device is None else torch_device(device)  # a bad name fails before the model loads
+        if device is not None and not is_onnx_dir(Path(path)):  # a bad name fails before the model loads
+            device = torch_device(device)
         if not looks_local(path):
             def load(**options):
                 config = EntangleConfig.from_pretrained(path, **options)

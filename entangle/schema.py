@@ -183,14 +183,14 @@ class TrainingOptions:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise UsageError(f"{name} must be a share between 0 and 1, got {getattr(self, name)}")
         for name, least in (("epochs", 1), ("batch_size", 1), ("gradient_accumulation_steps", 1), ("max_steps", 1),
-                            ("save_steps", 1), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
+                            ("save_steps", 0), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
                             ("weight_decay", 0)):
             value = getattr(self, name)
-            if value is not None and not math.isfinite(value):  # a NaN rate would train a NaN model
+            if value is not None and not math.isfinite(value):  # a NaN rate trains a NaN model
                 raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:
                 raise UsageError(f"{name} must be at least {least}, got {value}")
-        if not (math.isfinite(self.max_grad_norm) and self.max_grad_norm > 0):
+        if not self.max_grad_norm > 0:  # inf: no clipping
             raise UsageError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
 
 

@@ -77,9 +77,8 @@ def test_a_carriage_return_inside_a_tsv_cell_is_named(tmp_path):
 @pytest.mark.parametrize("row, message", [
     ({"text": 5, "label": "pos"}, '"text" must be a string, got int'),
     ({"text": ["a", "b"], "label": "pos"}, '"text" must be a string, got list'),
-    ({"text": "fine", "label": ["pos"]}, '"label" must be a string or a number, got list'),
-    ({"text": "fine", "label": True}, '"label" must be a string or a number, got bool'),
-    ({"text": "fine", "label": {"name": "pos"}}, '"label" must be a string or a number, got dict'),
+    ({"text": "fine", "label": ["pos"]}, '"label" must be a string, a number or true/false, got list'),
+    ({"text": "fine", "label": {"name": "pos"}}, '"label" must be a string, a number or true/false, got dict'),
 ])
 def test_json_values_of_the_wrong_kind_are_named(tmp_path, row, message):
     path = write(tmp_path, json.dumps({"text": "good", "label": "pos"}) + "\n" + json.dumps(row) + "\n", "data.jsonl")
@@ -90,6 +89,13 @@ def test_json_values_of_the_wrong_kind_are_named(tmp_path, row, message):
 def test_a_number_label_is_read_as_its_digits(tmp_path):
     path = write(tmp_path, '{"text": "good", "label": 1}\n', "data.jsonl")
     assert read_table(path)[0].label == "1"
+    path = write(tmp_path, '{"text": "good", "label": true}\n', "data.jsonl")
+    assert read_table(path)[0].label == "True"  # as before the check existed: models trained on it keep their labels
+
+
+def test_a_tsv_cell_quoted_whole_by_a_csv_writer_is_unquoted(tmp_path):
+    path = write(tmp_path, 'text\tlabel\n"He said ""hi"""\tpos\n"quoted" rest\tneg\n', "data.tsv")
+    assert [t.text for t in read_table(path)] == ['He said "hi"', '"quoted" rest']
 
 
 @pytest.mark.parametrize("line", [r'{"text": "go\ud800od", "label": "a"}', r'{"text": "good", "label": "\udc00"}'])

@@ -82,6 +82,11 @@ def test_config_values_the_command_line_would_take_are_taken(tmp_path):
     config.write_text("lr: 1e-4\nepochs: '3'\nnew_lr: null\ntrain_noise_attacks: lower\n")  # YAML reads 1e-4 as text
     args = parse_args(["train", "--config", str(config)])
     assert (args.lr, args.epochs, args.train_noise_attacks) == (1e-4, 3, ["lower"])
+    # null is the option's default, as in a bench grid; 0 save steps and an infinite clipping norm mean "off"
+    config.write_text("alignment-bias: null\npatience: null\nsave-steps: 0\nmax-grad-norm: .inf\n")
+    args = parse_args(["train", "--config", str(config)])
+    assert (args.alignment_bias, args.patience, args.save_steps) == (True, 3, 0)
+    TrainingOptions(**values_of(TrainingOptions, args))
 
 
 @pytest.mark.parametrize(("option", "message"), [

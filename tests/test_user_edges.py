@@ -314,7 +314,7 @@ def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, cap
         warnings.simplefilter("always")
         main(["evaluate", str(copy("model")), "--data", str(data)])
     err = capsys.readouterr().err
-    assert f"entangle: warning: {data}: repaired 1 I- tag(s)" in err and "UserWarning" not in err
+    assert f"entangle evaluate: warning: {data}: repaired 1 I- tag(s)" in err and "UserWarning" not in err
 
 
 def test_robustness_names_each_model_once(saved, tmp_path, capsys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,8 +96,9 @@ def read_table(path: str | Path, text_field: str = "text", label_field: str = "l
             for number, row in read(path, lines, needed)]
 
 
-#: What the JSON values of the text and of the label may be (a number label is read as its str: 1 -> '1').
-_JSON_KINDS = (((str,), "a string"), ((str, int, float), "a string or a number"))
+#: What the JSON values of the text and of the label may be (a number or true/false label is read as its
+#: str: 1 -> '1', true -> 'True').
+_JSON_KINDS = (((str,), "a string"), ((str, int, float), "a string, a number or true/false"))
 
 
 def _json_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str, ...]) -> list[tuple[int, dict]]:
@@ -122,7 +124,7 @@ def _check_json_value(path: Path, number: int, field: str, value, kinds: tuple[t
     both would fail far from this line. ``null`` is left to :func:`_text` (no text, no label)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, kinds):
+    if not isinstance(value, kinds):  # a bool is an int: a true/false label is read as 'True'/'False', as ever
         raise DataFormatError(path, number, f'"{field}" must be {kind_name}, got {type(value).__name__}')
     try:
         str(value).encode("utf-8")
@@ -131,12 +133,14 @@ def _check_json_value(path: Path, number: int, field: str, value, kinds: tuple[t
 
 
 def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str, ...]) -> list[tuple[int, dict]]:
-    """``(line number, header -> cell)`` of each row of a TSV or CSV file. A TSV cell's quotation marks
-    are its text (quoting would run an unbalanced one on into the next rows); a CSV quoted field may
-    span lines, and the reader's line_num gives each row's last line."""
+    """``(line number, header -> cell)`` of each row of a TSV or CSV file. A TSV row is one line, its
+    quotation marks text unless a csv writer quoted the whole cell (quoting would run an unbalanced
+    one on into the next rows); a CSV quoted field may span lines, and the reader's line_num gives
+    each row's last line."""
     tab = path.suffix.lower() == ".tsv"
     reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter="\t" if tab else ",",
                         quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
+    cell = _unquoted if tab else str
     try:
         header = next(reader, None)
         _check_header(path, header, needed)
@@ -146,11 +150,22 @@ def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str,
                 continue
             if len(row) != len(header):
                 raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
-            rows.append((reader.line_num, dict(zip(header, row))))
+            rows.append((reader.line_num, dict(zip(header, map(cell, row)))))
     except csv.Error as err:  # a carriage return inside an unquoted field
         raise DataFormatError(path, reader.line_num, f"not a valid {'TSV' if tab else 'CSV'} row "
                               f"({str(err).partition(' - ')[0]})") from None
     return rows
+
+
+#: A whole cell quoted as csv writers (pandas, Python's csv) quote one: inner quotes doubled.
+_QUOTED_CELL = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def _unquoted(cell: str) -> str:
+    """A TSV cell's text: a cell quoted whole by a csv writer loses its outer quotes and its doubled
+    inner ones become single; any other quotation mark is text (``"quoted" rest`` stays as it is)."""
+    quoted = _QUOTED_CELL.fullmatch(cell)
+    return quoted.group(1).replace('""', '"') if quoted else cell
 
 
 def _check_header(path: Path, header: list[str] | None, needed: tuple[str, ...]) -> None:

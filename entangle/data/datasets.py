@@ -234,6 +234,10 @@ class UnknownDatasetError(ValueError):
     pass
 
 
+class DownloadError(OSError):
+    """A named dataset that is neither in a local directory nor downloadable here."""
+
+
 def default_data_dir() -> Path | None:
     if "ENTANGLE_DATA_DIR" in os.environ:
         return Path(os.environ["ENTANGLE_DATA_DIR"])
@@ -294,7 +298,7 @@ def dataset_files(name: str, data_dir: str | Path | None = None) -> dict[str, Pa
                 download(spec.urls[relative], cached, CHECKSUMS[relative])
             except (urllib.error.URLError, TimeoutError) as err:  # no network: say where the files could come from
                 missing = local / relative if local is not None else relative
-                raise UnknownDatasetError(
+                raise DownloadError(
                     f"{name}: {missing} is not here and {spec.urls[relative]} could not be downloaded "
                     f"({getattr(err, 'reason', err)}); give --data-dir (or $ENTANGLE_DATA_DIR) a directory that holds it") from None
     return {split: cache_dir() / relative for split, relative in spec.files.items()}
