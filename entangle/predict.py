@@ -385,6 +385,8 @@ class Tagger:
                              f"use {_METHOD_FOR_UNIT[self.task.unit]}")
         if side not in self.model.config.trained_sides:
             raise UsageError(f"this model has no {side!r} head (its heads: {', '.join(self.model.config.trained_sides)})")
+        if side != "joint" and side not in self.task.sides:
+            raise UsageError(f"{self.task.name} is predicted from the {' or '.join(self.task.sides)} side, not {side!r}")
         return side
 
     def predict(self, sentences: list[list[str]], side: str | None = None, texts: list[str] | None = None) -> list:
@@ -396,7 +398,7 @@ class Tagger:
         if unit == "word":
             return self.tag(sentences, side)
         if unit == "char":
-            return self.tag_chars(sentences)
+            return self.tag_chars(sentences, side)
         texts = [" ".join(words) for words in sentences] if texts is None else texts
         if len(texts) != len(sentences):
             raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
@@ -424,9 +426,9 @@ class Tagger:
         """Label raw strings: each is split into words with :func:`split_words` first."""
         return self.tag([split_words(text) for text in texts], side)
 
-    def tag_chars(self, sentences: list[list[str]]) -> list[TaggedCharacters]:
+    def tag_chars(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedCharacters]:
         """A label for every character of every word (a character-level task's model)."""
-        side = self._side("char", "char")
+        side = self._side(side or "char", "char")
         tagged = []
         for words, p in zip(sentences, self.probabilities(sentences, (side,))[side]):
             labels, best = self._decode(p)

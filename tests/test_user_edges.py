@@ -342,6 +342,14 @@ def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, ca
             "device 'cuda': this machine has no CUDA device")
 
 
+def test_a_character_tagger_predicts_from_its_character_side_only():
+    model, tokenizer = tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging", isolate_sides=False)
+    tagger = Tagger(model, tokenizer)
+    assert [len(word) for word in tagger.tag_chars([["kanerie"]], side="char")[0].labels] == [7]
+    with pytest.raises(UsageError, match="this model has no 'subword' head"):
+        tagger.predict([["kanerie"]], side="subword")
+
+
 def test_a_head_the_model_lacks_is_a_usage_error(saved):
     tagger = Tagger.from_pretrained(saved / "model", device="cpu")
     missing = next(side for side in ("subword", "char", "joint") if side not in tagger.model.config.trained_sides)
