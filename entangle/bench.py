@@ -33,7 +33,9 @@ The configuration (YAML or JSON)::
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import os
 import platform
@@ -260,10 +262,13 @@ _PLACEMENT = {"command", "config", "output", "resume", "save_steps"}
 def resolved_options(arguments: list[str]) -> dict:
     """Every ``entangle train`` option of these arguments, defaults filled in. A run is reused only
     if these match: the command line alone would hide a changed default."""
+    printed = io.StringIO()
     try:
-        values = vars(parse_args(["train", *arguments]))
-    except SystemExit:  # argparse has printed why
-        raise BenchConfigError(f"`entangle train {' '.join(arguments)}` is not a valid command") from None
+        with contextlib.redirect_stderr(printed):  # argparse's usage text, of which the last line says why
+            values = vars(parse_args(["train", *arguments]))
+    except SystemExit:
+        why = (printed.getvalue().strip().splitlines() or ["?"])[-1].partition("error: ")[2]
+        raise BenchConfigError(f"`entangle train {' '.join(arguments)}` is not a valid command: {why}") from None
     return {key: value for key, value in values.items() if key not in _PLACEMENT}
 
 

@@ -290,9 +290,10 @@ def test_an_interrupted_run_edited_since_is_not_resumed(tmp_path):
 
 def test_a_mistyped_option_stops_the_grid_before_training(tmp_path, capsys):
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "sides": "both"}})
-    with pytest.raises(BenchConfigError, match=r"`entangle train --data lang-a --seed 42 -m 1 --sides both` is not a valid"):
+    with pytest.raises(BenchConfigError, match=r"`entangle train --data lang-a --seed 42 -m 1 --sides both` is not a "
+                       r"valid command: unrecognized arguments: --sides both$"):
         run_bench(config)
-    assert "unrecognized arguments: --sides both" in capsys.readouterr().err
+    assert "usage:" not in capsys.readouterr().err
 
 
 def test_bad_configs_are_named(tmp_path):
