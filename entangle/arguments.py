@@ -37,7 +37,7 @@ AUTOCAST_HELP = ("run the model's matrix products in half precision (torch.autoc
 
 def at_least(least: int) -> typing.Callable[[str], int]:
     """An argparse type: an integer no smaller than ``least`` (a batch size of 0 is one clear error)."""
-    def integer(text: str) -> int:
+    def integer(text: str) -> int:  # the name argparse ("invalid integer value") and _file_scalar read
         value = int(text)
         if value < least:
             raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")

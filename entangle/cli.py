@@ -75,7 +75,8 @@ def run_train(args: argparse.Namespace) -> None:
     from .predict import Tagger
 
     args = _resumable(args)
-    TrainingOptions(**values_of(TrainingOptions, args))  # out-of-range values fail before anything is read or built
+    training = values_of(TrainingOptions, args)
+    TrainingOptions(**training)  # out-of-range values fail before anything is read or built
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=args.task, token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, train=args.train, dev=args.dev,
                          splits=("train", "dev"),
@@ -86,7 +87,7 @@ def run_train(args: argparse.Namespace) -> None:
     if args.train_noise and TASKS[corpus.task].unit == "char":
         raise UsageError(f"--train-noise changes characters, so it cannot keep the per-character labels of {corpus.task}")
     options = dict(
-        values_of(TrainingOptions, args), output_dir=args.output, resume=bool(args.resume), command=args.command_line,
+        training, output_dir=args.output, resume=bool(args.resume), command=args.command_line,
         data_description=", ".join(f"{split}: {corpus.files[split]}" for split in ("train", "dev") if split in corpus.files),
     )
     model = values_of(ModelOptions, args)

@@ -140,7 +140,7 @@ def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str,
     tab = path.suffix.lower() == ".tsv"
     reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter="\t" if tab else ",",
                         quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
-    cell = _unquoted if tab else str
+    text_of = _unquoted if tab else str
     try:
         header = next(reader, None)
         _check_header(path, header, needed)
@@ -150,7 +150,7 @@ def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str,
                 continue
             if len(row) != len(header):
                 raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
-            rows.append((reader.line_num, dict(zip(header, map(cell, row)))))
+            rows.append((reader.line_num, dict(zip(header, map(text_of, row)))))
     except csv.Error as err:  # a carriage return inside an unquoted field
         raise DataFormatError(path, reader.line_num, f"not a valid {'TSV' if tab else 'CSV'} row "
                               f"({str(err).partition(' - ')[0]})") from None
