@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import shlex
 import sys
@@ -374,8 +375,20 @@ def main(argv: list[str] | None = None) -> None:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
     except OSError as err:  # a file that cannot be read or written: which one, and why
-        reason = f"{err.filename}: {err.strerror}" if err.filename and err.strerror else err
-        sys.exit(f"entangle {args.command}: error: {reason}")
+        sys.exit(f"entangle {args.command}: error: {_os_reason(err, args)}")
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # errors only a write raises
+
+
+def _os_reason(err: OSError, args: argparse.Namespace) -> str:
+    """The file and why. A write to a full disk names no file: the command's outputs are the suspects."""
+    if err.filename and err.strerror:
+        return f"{err.filename}: {err.strerror}"
+    outputs = [value for name in ("output", "predictions") if (value := getattr(args, name, None)) not in (None, "-")]
+    if err.errno in _FULL and outputs:
+        return f"{err.strerror} while writing {' or '.join(outputs)}"
+    return str(err)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.error
 import warnings
+from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
@@ -260,6 +261,15 @@ def test_the_input_file_is_never_the_output(copy, tmp_path, capsys):
                               "--output", str(tmp_path / "." / "data.txt")], capsys)
     assert message.endswith("is the input file: write the output to another file")
     assert data.read_text() == DEV
+
+
+def test_a_full_disk_names_the_output(tmp_path, capsys):
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (Linux) to make a write fail for want of space")
+    data = tmp_path / "data.txt"
+    data.write_text(DEV)
+    message = one_line_error(["perturb", "--data", str(data), "--split", "train", "--output", "/dev/full"], capsys)
+    assert message == "No space left on device while writing /dev/full"
 
 
 @pytest.mark.parametrize("content", ["", "\n\n  \n", "-DOCSTART- -X- O O\n\n"])
