@@ -233,6 +233,7 @@ def run_robustness(args: argparse.Namespace) -> None:
 
 
 def run_perturb(args: argparse.Namespace) -> None:
+    from .data.classification import is_classification_file
     from .data.corpus import data_task
     from .noise import perturb_sentences
 
@@ -245,6 +246,8 @@ def run_perturb(args: argparse.Namespace) -> None:
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
     source = corpus.files[args.split]
+    if is_classification_file(source):  # a table beside tagged splits: its header and rows are no words
+        raise UsageError(f"{source}: classification data; perturb writes CoNLL and CoNLL-U files only")
     _refuse_overwriting(args.output, source)
     conllu = is_conllu(source)
     if conllu != is_conllu(args.output):  # the copy must be read back in its own format

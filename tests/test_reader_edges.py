@@ -120,6 +120,15 @@ def test_perturb_refuses_classification_data(tmp_path, name, text):
     assert not output.exists()
 
 
+def test_perturb_refuses_a_table_beside_tagged_splits(tmp_path):
+    write(tmp_path, "Hello O\nworld O\n\n", "train.txt")
+    write(tmp_path, "text\tlabel\ngood day\tpos\n", "test.tsv")
+    output = tmp_path / "noisy.txt"
+    with pytest.raises(SystemExit, match=r"^entangle perturb: error: .*test\.tsv: classification data; "):
+        main(["perturb", "--data", str(tmp_path), "--split", "test", "--output", str(output)])
+    assert not output.exists()
+
+
 def test_an_empty_tag_is_named(tmp_path):
     path = tmp_path / "trailing.txt"
     path.write_text("Rome\tNOUN\t\nis\tAUX\t\n")
