@@ -65,6 +65,8 @@ def test_writing_back_changes_only_the_chosen_column(tmp_path):
     assert written == expected  # comments, ranges, the empty node and the other columns are kept
     with pytest.raises(ValueError, match="do not match"):
         write_conllu(path, tmp_path / "out.conllu", [["X"] * 4, ["NOUN"]])
+    write_conllu(tmp_path / "out.conllu", tmp_path / "out.conllu", [["ADV"] * 5, ["NOUN"]], "upos")
+    assert [s.tags for s in read_conllu(tmp_path / "out.conllu")] == [["ADV"] * 5, ["NOUN"]]  # in place
 
 
 def test_a_directory_of_ud_files_is_a_tagging_corpus(tmp_path):

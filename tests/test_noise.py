@@ -122,3 +122,5 @@ def test_rewrite_keeps_the_format(tmp_path):
     assert (tmp_path / "out.txt").read_text() == (
         "-DOCSTART- -X- -X- O\n\nPETER NNP B-NP B-PER\nVISITED VBD B-VP O\n\nLONDON NNP B-NP B-LOC\n"
     )
+    rewrite_tokens(source, source, words)  # in place: read whole before it is written
+    assert source.read_text() == (tmp_path / "out.txt").read_text()

@@ -188,13 +188,15 @@ def _check_iob2(tag: str, previous: str, path: Path, line: int, repaired: list[i
 
 def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0) -> None:
     """Copy a column file, replacing its words (in reading order) by ``new_words``: every other
-    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were."""
+    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were. The file is read
+    whole before anything is written, so ``out_path`` may be ``path`` itself."""
     path = Path(path)
     read_conll(path, token_column, tag_column=None)  # validates the file, with file:line errors
+    lines = [line for _, line in decoded_lines(path)]
     words = iter(new_words)
     separator = None
     with open(out_path, "w", encoding="utf-8", newline="") as out:
-        for _, line in decoded_lines(path):
+        for line in lines:
             if line.strip():
                 separator = separator or ("\t" if "\t" in line else " ")
                 fields = _split(line, separator)
