@@ -12,6 +12,7 @@ import resource
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -191,7 +192,8 @@ class Trainee(Protocol):
     @property
     def labels(self) -> list[str]: ...
 
-    def evaluate(self, examples: list, what: str, accelerator: Accelerator | None = None) -> dict: ...
+    def evaluate(self, examples: list, what: str, accelerator: Accelerator | None = None,
+                 return_predictions: bool = False): ...
 
     def save_pretrained(self, path: str | Path) -> None: ...
 
@@ -285,6 +287,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         # Drop log lines written after the checkpoint we resume from (they will be written again).
         kept = log_path.read_text().splitlines()[: state.log_lines] if config.resume and log_path.exists() else []
         log_path.write_text("".join(line + "\n" for line in kept))
+    dev_labels = {label for example in dev_sentences or () for label in tagger.task.gold(example)}
+    warned: set[str] = set()  # the heads whose collapse was reported
     started = time.perf_counter()
     # Redirected to a file, the bar is refreshed rarely instead of on every step.
     progress = tqdm(total=total_steps, initial=state.step, desc="training",
@@ -323,8 +327,12 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         tagger.model = accelerator.unwrap_model(model)
         if dev_sentences:
             # Every process scores a share of the dev windows and receives the same metrics.
-            record["dev"] = tagger.evaluate(dev_sentences, "the dev set", accelerator)
+            record["dev"], predicted = tagger.evaluate(dev_sentences, "the dev set", accelerator, return_predictions=True)
             current = record["dev"][predict_side][main_score]
+            if collapsed := collapsed_heads(predicted, dev_labels):
+                record["collapsed"] = collapsed
+                if accelerator.is_main_process:
+                    warn_collapse(collapsed, tagger.task.unit, state.epoch, warned)
         else:
             current = -record["train_loss"]
         if current > state.best["score"]:
@@ -359,6 +367,25 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             write_model_card(output / BEST_DIR, tagger.model.config, summary, config)
     tagger.model = accelerator.unwrap_model(model)
     return summary
+
+
+def collapsed_heads(predicted: dict[str, list[list[str]]], gold_labels: set[str]) -> dict[str, str]:
+    """``{head: label}`` for each head that gave every dev unit one label where the gold has several:
+    a collapsed head (a deep co-attention stack or text classification at a high rate for the new
+    parts: benchmarks/RESULTS.md), whose scores are those of a constant."""
+    if len(gold_labels) < 2:
+        return {}
+    labels = {side: {label for example in per_example for label in example} for side, per_example in predicted.items()}
+    return {side: next(iter(found)) for side, found in labels.items() if len(found) == 1}
+
+
+def warn_collapse(collapsed: dict[str, str], unit: str, epoch: int, warned: set[str]) -> None:
+    """One warning per head, the first epoch it is seen collapsed."""
+    for side, label in collapsed.items():
+        if side not in warned:
+            warned.add(side)
+            warnings.warn(f"after epoch {epoch} the {side} head labels every dev {unit} {label!r}: its training has "
+                          "collapsed; a lower --new-lr (such as 1e-4) usually trains it", stacklevel=2)
 
 
 def _epoch_line(record: dict, main_score: str) -> str:

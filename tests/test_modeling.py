@@ -280,6 +280,34 @@ def test_same_seed_same_metrics(tmp_path):
     assert strip(results[0]) == strip(results[1])
 
 
+def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
+    """A collapsed head (every dev word one label) is recorded each epoch and warned of once."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
+    model, tokenizer = tiny_model(m=1, side="both")
+    head = model.classifiers["char"]
+    with torch.no_grad():  # the character head says O whatever it reads, and the rates barely move it
+        head.weight.zero_()
+        head.bias.copy_(torch.tensor([100.0 if label == "O" else 0.0 for label in LABELS]))
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=2, lr=1e-9, new_lr=1e-9)
+    with pytest.warns(UserWarning, match="after epoch 1 the char head labels every dev word 'O': its training has "
+                                         "collapsed") as caught:
+        train(Tagger(model, tokenizer), sentences, sentences, config)
+    assert sum("collapsed" in str(w.message) for w in caught) == 1
+    log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 2
+
+
+def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():
+    from entangle.training import collapsed_heads
+
+    predicted = {"subword": [["O", "O"], ["O"]], "char": [["O", "B-PER"], ["O"]]}
+    assert collapsed_heads(predicted, {"O", "B-PER"}) == {"subword": "O"}
+    assert collapsed_heads(predicted, {"O"}) == {}
+
+
 def _weights(model):
     """A CPU copy of the weights: training leaves the model on the GPU when there is one."""
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
