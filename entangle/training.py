@@ -385,7 +385,7 @@ def warn_collapse(collapsed: dict[str, str], unit: str, epoch: int, warned: set[
         if side not in warned:
             warned.add(side)
             warnings.warn(f"after epoch {epoch} the {side} head labels every dev {unit} {label!r}: its training has "
-                          "collapsed; a lower --new-lr (such as 1e-4) usually trains it", stacklevel=2)
+                          "collapsed; try a lower --new-lr, such as 1e-4", stacklevel=2)
 
 
 def _epoch_line(record: dict, main_score: str) -> str:
