@@ -9,8 +9,8 @@ character head from its second epoch on.
     python benchmarks/collapse_probe.py STEPS.jsonl -- train --data wnut17 -m 4 --max-steps 213 ...
 
 It wraps the model's forward pass and Accelerate's clipping from the outside (instrumentation only:
-the run trains as it would without it). An NER task with an O label, the co-attention fusion and
-both sides are assumed.
+the run trains as it would without it). An NER task with an O label, the co-attention fusion, both
+sides, one process and float32 (the norms are read before any mixed-precision unscaling) are assumed.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def probe(log) -> None:
         return out
 
     def probed_clip(self, parameters, max_norm, norm_type=2):
-        model = self._models[0]
+        model = self.unwrap_model(self._models[0])
         parts = {"char_enc": model.entangle.char_encoder, "char_co": model.entangle.coattention.char_layers,
                  "sub_co": model.entangle.coattention.subword_layers, "char_head": model.classifiers["char"]}
         for name, module in parts.items():

@@ -288,7 +288,8 @@ def _history(log: Path, score: str) -> list[dict]:
     for line in log.read_text().splitlines():
         entry = json.loads(line)
         dev = {side: {score: metrics[score]} for side, metrics in entry.get("dev", {}).items()}
-        history.append({"epoch": entry["epoch"], "step": entry["step"], "train_loss": entry["train_loss"], "dev": dev})
+        history.append({"epoch": entry["epoch"], "step": entry["step"], "train_loss": entry["train_loss"], "dev": dev,
+                        **({"collapsed": entry["collapsed"]} if "collapsed" in entry else {})})
     return history
 
 

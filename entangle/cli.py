@@ -234,7 +234,7 @@ def run_robustness(args: argparse.Namespace) -> None:
 
 def run_perturb(args: argparse.Namespace) -> None:
     from .data.classification import is_classification_file
-    from .data.corpus import data_task
+    from .data.corpus import data_task, split_files
     from .noise import perturb_sentences
 
     if args.data is None:
@@ -242,12 +242,15 @@ def run_perturb(args: argparse.Namespace) -> None:
     # Read as tagging, a table's header and rows would become words; refused before anything is read.
     if data_task(args.data, data_dir=args.data_dir) == "classification":
         raise UsageError(f"{args.data}: classification data; perturb writes CoNLL and CoNLL-U files only")
+    if Path(args.data).exists() and is_classification_file(table := split_files(args.data)[0].get(args.split, "")):
+        # a table beside tagged splits (train.txt, test.csv): read as columns, it fails or perturbs its header
+        raise UsageError(f"{table}: classification data; perturb writes CoNLL and CoNLL-U files only")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag)
+    if args.split not in corpus.files:
+        raise UsageError(f"{args.data} has no {args.split} split (it has {', '.join(sorted(corpus.files))})")
     source = corpus.files[args.split]
-    if is_classification_file(source):  # a table beside tagged splits: its header and rows are no words
-        raise UsageError(f"{source}: classification data; perturb writes CoNLL and CoNLL-U files only")
     _refuse_overwriting(args.output, source)
     conllu = is_conllu(source)
     if conllu != is_conllu(args.output):  # the copy must be read back in its own format

@@ -283,12 +283,13 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     main_score = tagger.task.main_score
     predict_side = tagger.model.config.predict_side
     log_path = output / METRICS_LOG
+    warned: set[str] = set()  # the heads whose collapse was reported (before a resume too)
     if accelerator.is_main_process:
         # Drop log lines written after the checkpoint we resume from (they will be written again).
         kept = log_path.read_text().splitlines()[: state.log_lines] if config.resume and log_path.exists() else []
         log_path.write_text("".join(line + "\n" for line in kept))
+        warned.update(side for line in kept for side in json.loads(line).get("collapsed", {}))
     dev_labels = {label for example in dev_sentences or () for label in tagger.task.gold(example)}
-    warned: set[str] = set()  # the heads whose collapse was reported
     started = time.perf_counter()
     # Redirected to a file, the bar is refreshed rarely instead of on every step.
     progress = tqdm(total=total_steps, initial=state.step, desc="training",
@@ -331,8 +332,6 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             current = record["dev"][predict_side][main_score]
             if collapsed := collapsed_heads(predicted, dev_labels):
                 record["collapsed"] = collapsed
-                if accelerator.is_main_process:
-                    warn_collapse(collapsed, tagger.task.unit, state.epoch, warned)
         else:
             current = -record["train_loss"]
         if current > state.best["score"]:
@@ -351,6 +350,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 log.write(json.dumps(record) + "\n")
             plot_training_curves(log_path, output / CURVES_PNG, main_score)
             progress.write(_epoch_line(record, main_score), file=sys.stderr)
+            warn_collapse(record.get("collapsed", {}), tagger.task.unit, state.epoch, config.new_lr, warned)
         state.log_lines += 1
         state.epoch += 1
         state.batches_done, state.loss_sum = 0, 0.0
@@ -379,13 +379,13 @@ def collapsed_heads(predicted: dict[str, list[list[str]]], gold_labels: set[str]
     return {side: next(iter(found)) for side, found in labels.items() if len(found) == 1}
 
 
-def warn_collapse(collapsed: dict[str, str], unit: str, epoch: int, warned: set[str]) -> None:
+def warn_collapse(collapsed: dict[str, str], unit: str, epoch: int, new_lr: float, warned: set[str]) -> None:
     """One warning per head, the first epoch it is seen collapsed."""
     for side, label in collapsed.items():
         if side not in warned:
             warned.add(side)
             warnings.warn(f"after epoch {epoch} the {side} head labels every dev {unit} {label!r}: its training has "
-                          "collapsed; try a lower --new-lr, such as 1e-4", stacklevel=2)
+                          f"collapsed; try a --new-lr below {new_lr:g}", stacklevel=2)
 
 
 def _epoch_line(record: dict, main_score: str) -> str:

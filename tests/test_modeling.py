@@ -1,6 +1,8 @@
 """Shapes, padding invariance, parallel co-attention updates, save/load."""
 
 import json
+import warnings
+from dataclasses import replace
 
 import pytest
 import torch
@@ -292,12 +294,16 @@ def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
         head.weight.zero_()
         head.bias.copy_(torch.tensor([100.0 if label == "O" else 0.0 for label in LABELS]))
     config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=2, lr=1e-9, new_lr=1e-9)
-    with pytest.warns(UserWarning, match="after epoch 1 the char head labels every dev word 'O': its training has "
-                                         "collapsed") as caught:
+    with pytest.warns(UserWarning, match=r"after epoch 1 the char head labels every dev word 'O': its training has "
+                                         r"collapsed; try a --new-lr below 1e-09$") as caught:
         train(Tagger(model, tokenizer), sentences, sentences, config)
     assert sum("collapsed" in str(w.message) for w in caught) == 1
+    with warnings.catch_warnings(record=True) as caught:  # resumed for a third epoch: reported already
+        warnings.simplefilter("always")
+        train(Tagger(model, tokenizer), sentences, sentences, replace(config, epochs=3, resume=True))
+    assert not [w for w in caught if "collapsed" in str(w.message)]
     log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 2
+    assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 3
 
 
 def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():

@@ -120,13 +120,21 @@ def test_perturb_refuses_classification_data(tmp_path, name, text):
     assert not output.exists()
 
 
-def test_perturb_refuses_a_table_beside_tagged_splits(tmp_path):
+@pytest.mark.parametrize("name, table", [("test.tsv", "text\tlabel\ngood day\tpos\n"),
+                                         ("test.csv", "text,label\ngood day,pos\n")])
+def test_perturb_refuses_a_table_beside_tagged_splits(tmp_path, name, table):
     write(tmp_path, "Hello O\nworld O\n\n", "train.txt")
-    write(tmp_path, "text\tlabel\ngood day\tpos\n", "test.tsv")
+    write(tmp_path, table, name)
     output = tmp_path / "noisy.txt"
-    with pytest.raises(SystemExit, match=r"^entangle perturb: error: .*test\.tsv: classification data; "):
+    with pytest.raises(SystemExit, match=rf"^entangle perturb: error: .*{name}: classification data; "):
         main(["perturb", "--data", str(tmp_path), "--split", "test", "--output", str(output)])
     assert not output.exists()
+
+
+def test_perturb_names_a_missing_split(tmp_path):
+    write(tmp_path, "Hello O\nworld O\n\n", "train.txt")
+    with pytest.raises(SystemExit, match=r"^entangle perturb: error: .* has no dev split \(it has train\)$"):
+        main(["perturb", "--data", str(tmp_path), "--split", "dev", "--output", str(tmp_path / "noisy.txt")])
 
 
 def test_an_empty_tag_is_named(tmp_path):
