@@ -122,5 +122,9 @@ def test_rewrite_keeps_the_format(tmp_path):
     assert (tmp_path / "out.txt").read_text() == (
         "-DOCSTART- -X- -X- O\n\nPETER NNP B-NP B-PER\nVISITED VBD B-VP O\n\nLONDON NNP B-NP B-LOC\n"
     )
-    rewrite_tokens(source, source, words)  # in place: read whole before it is written
+    rewrite_tokens(source, source, words)  # in place: replaced once written whole
     assert source.read_text() == (tmp_path / "out.txt").read_text()
+    before = source.read_text()
+    with pytest.raises(ValueError, match="fewer replacement words"):  # the write fails half-way
+        rewrite_tokens(source, source, words[:1])
+    assert source.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]

@@ -7,10 +7,14 @@ Every problem is reported with the file and line it comes from: malformed input 
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 DOCSTART = "-DOCSTART-"
 IOB2_TAG = re.compile(r"^(O|[BI]-\S+)$")
@@ -186,22 +190,42 @@ def _check_iob2(tag: str, previous: str, path: Path, line: int, repaired: list[i
     return tag
 
 
+@contextmanager
+def replacing(path: Path, out_path: str | Path) -> Iterator[TextIO]:
+    """The text file to write ``out_path`` through. Where ``out_path`` is ``path``, which the writer
+    reads as it writes, a file beside it that replaces it once written whole: opened directly it
+    would be emptied before it is read, and a failed write would leave it cut short."""
+    out_path = Path(out_path)
+    in_place = out_path.exists() and out_path.samefile(path)
+    target = out_path.with_name(out_path.name + ".partial") if in_place else out_path
+    try:
+        with open(target, "w", encoding="utf-8", newline="") as out:
+            yield out
+    except BaseException:
+        if in_place:
+            target.unlink(missing_ok=True)
+        raise
+    if in_place:
+        os.replace(target, out_path)
+
+
 def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0) -> None:
     """Copy a column file, replacing its words (in reading order) by ``new_words``: every other
-    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were. The file is read
-    whole before anything is written, so ``out_path`` may be ``path`` itself."""
+    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were. ``out_path`` may
+    be ``path`` itself (:func:`replacing`)."""
     path = Path(path)
     read_conll(path, token_column, tag_column=None)  # validates the file, with file:line errors
-    lines = [line for _, line in decoded_lines(path)]
     words = iter(new_words)
     separator = None
-    with open(out_path, "w", encoding="utf-8", newline="") as out:
-        for line in lines:
+    with replacing(path, out_path) as out:
+        for _, line in decoded_lines(path):
             if line.strip():
                 separator = separator or ("\t" if "\t" in line else " ")
                 fields = _split(line, separator)
                 if fields[0].strip() != DOCSTART:  # as read_conll reads it
-                    fields[token_column] = next(words)
+                    if (word := next(words, None)) is None:
+                        raise ValueError(f"{path}: fewer replacement words than words in the file")
+                    fields[token_column] = word
                     line = separator.join(fields)
             out.write(line + "\n")
     if next(words, None) is not None:

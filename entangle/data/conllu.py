@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .conll import DataFormatError, Sentence, decoded_lines
+from .conll import DataFormatError, Sentence, decoded_lines, replacing
 
 #: Tag columns a CoNLL-U file offers (0-based column index).
 TAG_FIELDS = {"upos": 3, "xpos": 4}
@@ -123,17 +123,15 @@ def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
 def write_conllu(path: str | Path, out_path: str | Path, values: list[list[str]], field: str = "upos") -> None:
     """Copy a CoNLL-U file with ``values`` (per sentence, per syntactic word) in column ``field``
     (``form``, ``upos`` or ``xpos``); comments, multi-word tokens, empty nodes and every other
-    column stay as they were. The file is read whole before anything is written, so ``out_path``
-    may be ``path`` itself."""
+    column stay as they were. ``out_path`` may be ``path`` itself (:func:`~entangle.data.conll.replacing`)."""
     path = Path(path)
     sentences = read_conllu(path, tag=None)  # validates, with file:line errors
     if [len(s.words) for s in sentences] != [len(t) for t in values]:
         raise ValueError(f"{path}: the new values do not match the file's sentences and words")
     column = {"form": 1, **TAG_FIELDS}[field]
     per_sentence = iter(values)
-    blocks = list(_blocks(path))
-    with open(out_path, "w", encoding="utf-8", newline="") as out:
-        for block in blocks:
+    with replacing(path, out_path) as out:
+        for block in _blocks(path):
             has_words = any(line.split("\t")[0].isdigit() for _, line in block if not line.startswith("#"))
             words = iter(next(per_sentence) if has_words else ())  # a block of comments only is copied as is
             for _, line in block:
