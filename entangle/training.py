@@ -371,8 +371,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
 
 def collapsed_heads(predicted: dict[str, list[list[str]]], gold_labels: set[str]) -> dict[str, str]:
     """``{head: label}`` for each head that gave every dev unit one label where the gold has several:
-    a collapsed head (a deep co-attention stack or text classification at a high rate for the new
-    parts: benchmarks/RESULTS.md), whose scores are those of a constant."""
+    a head that has not begun to learn, or has collapsed (a deep co-attention stack, or text
+    classification, at a high rate for the new parts: benchmarks/RESULTS.md); its scores are a constant's."""
     if len(gold_labels) < 2:
         return {}
     labels = {side: {label for example in per_example for label in example} for side, per_example in predicted.items()}
@@ -384,8 +384,8 @@ def warn_collapse(collapsed: dict[str, str], unit: str, epoch: int, new_lr: floa
     for side, label in collapsed.items():
         if side not in warned:
             warned.add(side)
-            warnings.warn(f"after epoch {epoch} the {side} head labels every dev {unit} {label!r}: its training has "
-                          f"collapsed; try a --new-lr below {new_lr:g}", stacklevel=2)
+            warnings.warn(f"after epoch {epoch} the {side} head labels every dev {unit} {label!r}: it has not begun to "
+                          f"learn, or has collapsed; if it stays so, try a --new-lr below {new_lr:g}", stacklevel=2)
 
 
 def _epoch_line(record: dict, main_score: str) -> str:

@@ -294,8 +294,8 @@ def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
         head.weight.zero_()
         head.bias.copy_(torch.tensor([100.0 if label == "O" else 0.0 for label in LABELS]))
     config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=2, lr=1e-9, new_lr=1e-9)
-    with pytest.warns(UserWarning, match=r"after epoch 1 the char head labels every dev word 'O': its training has "
-                                         r"collapsed; try a --new-lr below 1e-09$") as caught:
+    with pytest.warns(UserWarning, match=r"after epoch 1 the char head labels every dev word 'O': it has not begun "
+                                         r"to learn, or has collapsed; if it stays so, try a --new-lr below 1e-09$") as caught:
         train(Tagger(model, tokenizer), sentences, sentences, config)
     assert sum("collapsed" in str(w.message) for w in caught) == 1
     with warnings.catch_warnings(record=True) as caught:  # resumed for a third epoch: reported already
