@@ -242,7 +242,7 @@ def run_perturb(args: argparse.Namespace) -> None:
     # Read as tagging, a table's header and rows would become words; refused before anything is read.
     if data_task(args.data, data_dir=args.data_dir) == "classification":
         raise UsageError(f"{args.data}: classification data; perturb writes CoNLL and CoNLL-U files only")
-    if Path(args.data).exists() and is_classification_file(table := split_files(args.data)[0].get(args.split, "")):
+    if is_classification_file(table := split_files(args.data, args.data_dir)[0].get(args.split, "")):
         # a table beside tagged splits (train.txt, test.csv): read as columns, it fails or perturbs its header
         raise UsageError(f"{table}: classification data; perturb writes CoNLL and CoNLL-U files only")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
