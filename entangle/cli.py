@@ -261,7 +261,7 @@ def run_perturb(args: argparse.Namespace) -> None:
     if conllu:
         write_conllu(source, args.output, [s.words for s in noisy], "form")
     else:
-        rewrite_tokens(source, args.output, [w for s in noisy for w in s.words], args.token_column)
+        rewrite_tokens(source, args.output, [w for s in noisy for w in s.words], args.token_column, args.ragged_columns)
     changed = sum(a != b for s, n in zip(sentences, noisy) for a, b in zip(s.words, n.words))
     print(f"{args.output}: {changed} of {sum(len(s.words) for s in sentences)} words perturbed "
           f"({args.attack}, rate {args.rate}, seed {args.seed})", file=sys.stderr)

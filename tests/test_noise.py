@@ -128,3 +128,14 @@ def test_rewrite_keeps_the_format(tmp_path):
     with pytest.raises(ValueError, match="fewer replacement words"):  # the write fails half-way
         rewrite_tokens(source, source, words[:1])
     assert source.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]
+
+
+def test_perturb_copies_a_ragged_file(tmp_path):
+    """``--ragged-columns`` (CharBERT's files: lines with their own number of columns) reads and writes."""
+    from entangle.cli import main
+
+    source = tmp_path / "ragged.txt"
+    source.write_text("Peter B-PER\nvisited VBD O\n\nLondon NNP B-NP B-LOC\n")
+    main(["perturb", "--data", str(source), "--split", "train", "--attack", "upper", "--rate", "1", "--ragged-columns",
+          "--output", str(tmp_path / "out.txt")])
+    assert (tmp_path / "out.txt").read_text() == "PETER B-PER\nVISITED VBD O\n\nLONDON NNP B-NP B-LOC\n"

@@ -209,12 +209,13 @@ def replacing(path: Path, out_path: str | Path) -> Iterator[TextIO]:
         os.replace(target, out_path)
 
 
-def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0) -> None:
+def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0,
+                   ragged: bool = False) -> None:
     """Copy a column file, replacing its words (in reading order) by ``new_words``: every other
     column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were. ``out_path`` may
-    be ``path`` itself (:func:`replacing`)."""
+    be ``path`` itself (:func:`replacing`). ``ragged``: as :func:`read_conll` reads it."""
     path = Path(path)
-    read_conll(path, token_column, tag_column=None)  # validates the file, with file:line errors
+    read_conll(path, token_column, tag_column=None, ragged=ragged)  # validates the file, with file:line errors
     words = iter(new_words)
     separator = None
     with replacing(path, out_path) as out:
