@@ -225,7 +225,7 @@ def run_robustness(args: argparse.Namespace) -> None:
         raise UsageError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
     corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
-                         conllu_tag=args.conllu_tag)
+                         conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     sentences = corpus.split(args.split)
     rows = noise_curves(taggers, sentences, args.attacks, args.rates, args.seed)
     write_report(rows, args.output, f"{Path(corpus.files[args.split]).name} (seed {args.seed})")

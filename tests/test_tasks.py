@@ -169,6 +169,14 @@ def test_cli_classification_end_to_end(tmp_path, capsys):
     assert [r["text"] for r in lines] == ["so good", "", "bad day"]  # the empty line answered in place
     assert all(r["label"] in CLASSES and set(r["probabilities"]) == set(CLASSES) for r in lines if r["text"])
     assert lines[1] == {"text": "", "label": None, "probability": None, "probabilities": {}}
+    # A table with its own column names, read by robustness too.
+    (tmp_path / "fields").mkdir()
+    (tmp_path / "fields" / "test.jsonl").write_text("".join(json.dumps({"body": r["text"], "tag": r["label"]}) + "\n"
+                                                           for r in rows))
+    main(["robustness", str(out), "--data", str(tmp_path / "fields"), "--text-field", "body", "--label-field", "tag",
+          "--attacks", "upper", "--rates", "0,1", "--output", str(tmp_path / "report")])
+    curves = json.loads((tmp_path / "report" / "noise_curves.json").read_text())
+    assert {(r["side"], r["rate"]) for r in curves} == {(side, rate) for side in ("subword", "char", "joint") for rate in (0, 1)}
 
 
 def test_tweeteval_emotion_reads_as_a_classification_corpus():
