@@ -15,7 +15,7 @@ import torch
 
 from .modeling.configuration import EntangleConfig
 from .onnx_model import OnnxEntangleModel, _needs_extra, side_graph
-from .options import GRAPH, MissingExtraError
+from .options import GRAPH, ExportError, MissingExtraError
 from .predict import Tagger
 from .tasks import get_task
 
@@ -74,10 +74,10 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     if not isinstance(tagger, Tagger):
         tagger = Tagger.from_pretrained(tagger)
     if not isinstance(tagger.model, torch.nn.Module):
-        raise TypeError("this tagger's model is already an ONNX model")
+        raise ExportError("this model is already an ONNX export")
     model, config = tagger.model.eval(), tagger.model.config
     if config.fusion != "coattention":
-        raise ValueError(f"ONNX export covers the entanglement model, not fusion={config.fusion!r}")
+        raise ExportError(f"ONNX export covers the entanglement model, not fusion={config.fusion!r}")
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     sides = config.trained_sides
@@ -120,7 +120,7 @@ def _check_dynamic(inputs: Iterable) -> None:  # onnx_ir values
         fixed = [(axis, dim) for axis, dim in enumerate(value.shape) if isinstance(dim, int)]
         if fixed:
             axis, size = fixed[0]
-            raise RuntimeError(f"torch's exporter fixed axis {axis} of {value.name} to {size}: the model's code "
+            raise ExportError(f"torch's exporter fixed axis {axis} of {value.name} to {size}: the model's code "
                                "specialises it (CANINE does), so its ONNX graph would only take that size")
 
 

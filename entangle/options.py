@@ -52,6 +52,10 @@ class ModelLoadError(ValueError):
     """A model or encoder that cannot be loaded; the message names the path or file and says why."""
 
 
+class ExportError(ValueError):
+    """A model that cannot be exported to ONNX (its kind, or code that fixes a length); the message says why."""
+
+
 class MissingExtraError(ImportError):
     """An optional extra (offline, multilingual, onnx, plots) is not installed; the message names the pip command."""
 

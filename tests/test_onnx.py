@@ -11,7 +11,7 @@ pytest.importorskip("onnxscript", reason="the onnx extra is not installed (pip i
 from entangle.cli import main  # noqa: E402
 from entangle.onnx_export import export_onnx  # noqa: E402
 from entangle.onnx_model import WEIGHTS, OnnxEntangleModel, side_graph  # noqa: E402
-from entangle.options import GRAPH  # noqa: E402
+from entangle.options import GRAPH, ExportError  # noqa: E402
 from entangle.predict import Tagger  # noqa: E402
 from tiny import tiny_model  # noqa: E402
 
@@ -106,6 +106,8 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
     Tagger(model, tokenizer).save_pretrained(tmp_path / "model")
     main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "onnx")])
     assert (tmp_path / "onnx" / GRAPH).is_file()
+    with pytest.raises(SystemExit, match="^entangle export-onnx: error: this model is already an ONNX export$"):
+        main(["export-onnx", str(tmp_path / "onnx"), str(tmp_path / "again")])
     data = tmp_path / "data.conll"
     data.write_text("Paris\tB-LOC\nis\tO\nnice\tO\n\nAnna\tB-PER\nsings\tO\n")
     results = {}
@@ -130,11 +132,14 @@ def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):
     """Hugging Face's CANINE specialises the character length under torch.export: a clear error, not a
     graph that only takes the example's length."""
     model, tokenizer = tiny_model(m=0, side="char", char="canine")
-    with pytest.raises(RuntimeError, match="fixed axis 1 of char_ids"):
+    with pytest.raises(ExportError, match="fixed axis 1 of char_ids"):
         export_onnx(Tagger(model, tokenizer), tmp_path)
 
 
-def test_charbert_fusion_is_refused(tmp_path):
+def test_models_it_cannot_export_are_refused_in_one_line(tmp_path, capsys):
     model, tokenizer = tiny_model(m=0, side="subword", fusion="charbert")
-    with pytest.raises(ValueError, match="fusion='charbert'"):
-        export_onnx(Tagger(model, tokenizer), tmp_path / "charbert")
+    Tagger(model, tokenizer).save_pretrained(tmp_path / "charbert")
+    with pytest.raises(SystemExit, match="^entangle export-onnx: error: ONNX export covers the entanglement model, "
+                                         "not fusion='charbert'$"):
+        main(["export-onnx", str(tmp_path / "charbert"), str(tmp_path / "out")])
+    assert "Traceback" not in capsys.readouterr().err
