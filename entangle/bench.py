@@ -706,8 +706,12 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
             raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's {kind} ({', '.join(map(str, known))})")
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
     todo = [] if report_only else [key for key in grid if all(s is None or k in s for k, s in zip(key, chosen))]
-    for key in todo:  # a mistyped option stops the grid before anything trains
-        resolved_options(train_arguments(config, *key))
+    from .training import CHECKPOINT_DIR  # training imports torch; bench needs only the name
+
+    for key in todo:  # a mistyped option, or a run recorded or begun with other options, stops the grid before anything trains
+        wanted = resolved_options(train_arguments(config, *key))
+        if finished_result(config, *key) is None and (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
+            _check_resumable(run_dir(config, *key), wanted)
     threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes
         futures = {pool.submit(run_one, config, *key, threads): key for key in todo}

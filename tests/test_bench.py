@@ -258,11 +258,12 @@ def test_a_result_is_reused_only_with_the_same_options(tmp_path):
     assert "| ent | subword |" in run_bench(config, report_only=True)
     config.train = {"epochs": 5}  # the default, now spelled out: the same run
     assert "| ent | subword |" in run_bench(config, report_only=True)
-    config.systems["ent"]["m"] = 2
+    config.systems = {"new": {"m": 0, "side": "subword"}, "ent": {"m": 2, "side": "both"}}
     with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: ran `entangle train .* -m 1 .*` with "
                                                 r"coattention_layers 1 \(grid: 2\); rename the system 'ent'"):
         run_bench(config)
-    config.systems["ent"]["m"] = 1
+    assert not run_dir(config, "lang-a", "new", 42).exists()  # refused before the grid trains anything
+    config.systems = {"ent": {"m": 1, "side": "both"}}
     # The same command under an older default (as if --epochs had defaulted to 3 when it ran).
     (directory / "result.json").write_text(json.dumps({**result, "options": {**result["options"], "epochs": 3}}))
     with pytest.raises(BenchConfigError, match=r"with epochs 3 \(grid: 5\)"):
@@ -279,13 +280,15 @@ def test_a_system_overrides_the_budget_once():
 
 
 def test_an_interrupted_run_edited_since_is_not_resumed(tmp_path):
-    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "side": "both"}})
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"],
+                         systems={"new": {"m": 0, "side": "subword"}, "ent": {"m": 1, "side": "both"}})
     directory = run_dir(config, "lang-a", "ent", 42)
     (directory / "checkpoint").mkdir(parents=True)
     options = resolved_options(train_arguments(config, "lang-a", "ent", 42))
     (directory / "run_args.json").write_text(json.dumps({**options, "coattention_layers": 2, "output": str(directory)}))
     with pytest.raises(BenchConfigError, match=r"ent/seed-42: started with coattention_layers 2 \(grid: 1\); delete"):
         run_bench(config)
+    assert not run_dir(config, "lang-a", "new", 42).exists()  # refused before the grid trains anything
 
 
 def test_a_mistyped_option_stops_the_grid_before_training(tmp_path, capsys):
