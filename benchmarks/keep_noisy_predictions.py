@@ -13,19 +13,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-from entangle.bench import (BenchConfig, evaluate_run, finished_result, keep_predictions, noisy_test_paths,
-                            predictions_file, result_dir, run_dir)
+from entangle.bench import (BenchConfig, data_options, evaluate_run, finished_result, keep_predictions,
+                            noisy_test_paths, predictions_file, result_dir, run_dir)
 
 
 def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str) -> None:
     result = finished_result(config, dataset, system, seed)
     directory, target = run_dir(config, dataset, system, seed), result_dir(config, dataset, system, seed)
-    copy = noisy_test_paths(directory, variant, dataset)[0]
+    reading = data_options(config, system)  # the test set read as the run read it
+    copy = noisy_test_paths(directory, variant, dataset, reading.get("data_dir"))[0]
     if result is None or variant not in result.get("noisy_test", {}) or not (directory / "model").is_dir() or not copy.is_file():
         sys.exit(f"{directory}: needs a finished run scored on {variant}, with its model and {copy.name} still there")
     with tempfile.TemporaryDirectory() as scratch:
         scores, predictions = Path(scratch) / "scores.json", Path(scratch) / "predictions.json"
-        if evaluate_run(directory, copy, scores, predictions)["results"] != result["noisy_test"][variant]:
+        if evaluate_run(directory, copy, scores, predictions, reading=reading)["results"] != result["noisy_test"][variant]:
             sys.exit(f"{directory}: {variant} scores differ from {target / 'result.json'}'s; nothing kept")
         keep_predictions(predictions, target / predictions_file(variant))
     print(f"{target / predictions_file(variant)}: kept ({variant} scores as recorded)")

@@ -416,6 +416,14 @@ def train_defaults() -> dict:
     return {action.dest: action.default for action in _train_actions()}
 
 
+def data_option_names() -> frozenset[str]:
+    """The options that say how a dataset is read (``--data-dir``, columns, fields): every command
+    that reads the data of a run must be given the run's, to read it alike."""
+    parser = argparse.ArgumentParser(add_help=False)
+    _data_options(parser)
+    return frozenset(action.dest for action in parser._actions) - {"data"}
+
+
 def negatable_train_options() -> frozenset[str]:
     """``entangle train``'s options that have a ``--no-`` form, so that a config's false can say it."""
     return frozenset(action.dest for action in _train_actions() if isinstance(action, argparse.BooleanOptionalAction))

@@ -51,8 +51,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .arguments import (RUN_ARGS, negatable_train_options, parse_args, read_yaml, share, train_defaults,
-                        train_option_names)
+from .arguments import (RUN_ARGS, data_option_names, negatable_train_options, parse_args, read_yaml, share,
+                        train_defaults, train_option_names)
 from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
@@ -73,21 +73,24 @@ def predictions_file(variant: str | None = None) -> str:
     return f"test_predictions_{attack}_{rate}.json.gz"
 
 
-def noisy_test_paths(directory: Path, variant: str, dataset: str) -> tuple[Path, Path, Path]:
+def noisy_test_paths(directory: Path, variant: str, dataset: str, data_dir: str | None = None) -> tuple[Path, Path, Path]:
     """In a run's folder: the noisy copy ``ATTACK@RATE`` of ``dataset``'s test set, the scores on it and
     the predictions. The copy keeps the test file's format, and files are read by their suffix, so a
     CoNLL-U test set's copy is ``.conllu``."""
     attack, _, rate = variant.partition("@")
     stem = f"test_{attack}_{rate}"  # the rate's dot is not a suffix
-    suffix = ".conllu" if is_conllu(split_files(dataset)[0]["test"]) else ".txt"
+    suffix = ".conllu" if is_conllu(split_files(dataset, data_dir)[0]["test"]) else ".txt"
     return directory / f"{stem}{suffix}", directory / f"{stem}.json", directory / f"{stem}_predictions.json"
 
 
-def evaluate_run(directory: Path, data: str | Path, scores: Path, predictions: Path, env: dict | None = None) -> dict:
+def evaluate_run(directory: Path, data: str | Path, scores: Path, predictions: Path, env: dict | None = None,
+                 reading: dict | None = None) -> dict:
     """``entangle evaluate`` of a run's model on ``data`` (a dataset name or a file), in a process of
-    its own: its scores (written to ``scores``), its predictions written to ``predictions``."""
+    its own, read with the run's ``reading`` options (:func:`data_options`): its scores (written to
+    ``scores``), its predictions written to ``predictions``."""
     subprocess.run([sys.executable, "-m", "entangle.cli", "evaluate", str(directory), "--data", str(data),
-                    "--output", str(scores), "--predictions", str(predictions)], check=True, env=env)
+                    *_options(reading or {}), "--output", str(scores), "--predictions", str(predictions)],
+                   check=True, env=env)
     return json.loads(scores.read_text())
 
 
@@ -255,6 +258,14 @@ def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -
     return ["--data", dataset, "--seed", str(seed), *_options({**config.train, **config.systems[system]})]
 
 
+def data_options(config: BenchConfig, system: str) -> dict:
+    """The run's options on how its data is read (``data_dir``, columns, fields): its test set is
+    scored, and copied with noise, as its training read its training set."""
+    names = data_option_names()
+    return {key.replace("-", "_"): value for key, value in {**config.train, **config.systems[system]}.items()
+            if key.replace("-", "_") in names}
+
+
 # Options that say where a run goes, not what it computes.
 _PLACEMENT = {"command", "config", "output", "resume", "save_steps"}
 
@@ -348,14 +359,15 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     else:
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
     predictions = directory / "test_predictions.json"
-    test = evaluate_run(directory, dataset, directory / "test.json", predictions, env)
+    reading = data_options(config, system)
+    test = evaluate_run(directory, dataset, directory / "test.json", predictions, env, reading)
     noisy, kept = {}, {predictions_file(): predictions}
     for variant in config.noisy_tests:  # the same model on noisy copies of the test set
         attack, _, rate = variant.partition("@")
-        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant, dataset)
-        subprocess.run([*entangle, "perturb", "--data", dataset, "--split", "test", "--attack", attack, "--rate", rate,
-                        "--output", str(copy)], check=True, env=env)
-        noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env)["results"]
+        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant, dataset, reading.get("data_dir"))
+        subprocess.run([*entangle, "perturb", "--data", dataset, *_options(reading), "--split", "test", "--attack",
+                        attack, "--rate", rate, "--output", str(copy)], check=True, env=env)
+        noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env, reading)["results"]
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed, "task": test["task"],

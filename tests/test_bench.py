@@ -61,13 +61,14 @@ def test_a_result_says_its_task_or_its_options_and_dataset_do():
 
 
 def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
-    data = write_dataset(tmp_path / "tiny")
+    # A line of dev and test with a column more: read only with --ragged-columns, by every step of a run.
+    data = write_dataset(tmp_path / "tiny", dev="Paris\tNNP\tB-LOC\nis\tO\n\nAnna\tB-PER\nsings\tO\n")
     config = tmp_path / "bench.yaml"
     config.write_text(json.dumps({
         "output": str(tmp_path / "bench"), "results": str(tmp_path / "kept"), "datasets": [str(data)], "seeds": [2],
         "bootstrap": 50,
         "train": {"epochs": 1, "batch-size": 4, "patience": 0, "char": str(encoders / "char"),
-                  "subword": str(encoders / "subword")},
+                  "subword": str(encoders / "subword"), "ragged-columns": True},
         "systems": {"subword alone": {"m": 0, "side": "subword"}, "entangle m=1": {"m": 1, "side": "both"}},
         "compare": [["entangle m=1:subword", "subword alone:subword"], ["entangle m=1:char", "subword alone:subword"]],
         "macro_average": True,
