@@ -62,13 +62,26 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
             raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote ({err})") from None
         if not isinstance(recorded, dict):
             raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote (expected an object of options)")
+        recorded = upgraded(recorded)
+        if ignored := _ignored_on_resume(args, recorded):
+            warnings.warn(f"{args.resume} continues with the options it was started with; ignored: {', '.join(ignored)}")
         # Options added since the run started take their defaults.
-        return argparse.Namespace(**{**vars(args), **upgraded(recorded), "resume": args.resume, "output": args.resume})
+        return argparse.Namespace(**{**vars(args), **recorded, "resume": args.resume, "output": args.resume})
     if not args.output:
         raise UsageError("give --output (or --resume OUTPUT)")
     Path(args.output).mkdir(parents=True, exist_ok=True)
     (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
     return args
+
+
+def _ignored_on_resume(args: argparse.Namespace, recorded: dict) -> list[str]:
+    """The options given beside ``--resume`` (on the command line or by ``--config``) that differ from
+    the run's recorded ones, as flags."""
+    defaults = vars(parse_args([args.command, "--resume", args.resume]))
+    given = {key: value for key, value in vars(args).items() if key in defaults and key != "resume"
+             and value != defaults[key] and key in recorded and value != recorded[key]}
+    return [f"--{'' if value is not False else 'no-'}{key.replace('_', '-')}" + ("" if isinstance(value, bool) else f" {value}")
+            for key, value in given.items()]
 
 
 def run_train(args: argparse.Namespace) -> None:

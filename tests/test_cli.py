@@ -74,12 +74,18 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     assert "1 co-attention modules, words 1 to 6 of 6" in capsys.readouterr().err
 
 
-def test_resume_continues_with_the_original_options(tmp_path, encoders, data):
+def test_resume_continues_with_the_original_options(tmp_path, encoders, data, capsys):
     out = tmp_path / "run"
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
           "-m", "0", "--side", "subword", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
     # a finished run resumes to the same end: nothing more to train
     main(["train", "--resume", str(out)])
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
+    # Options given beside --resume that differ from the recorded ones are named as ignored.
+    capsys.readouterr()
+    main(["train", "--resume", str(out), "--epochs", "3", "--batch-size", "4", "--no-group-by-length"])
+    assert (f"entangle train: warning: {out} continues with the options it was started with; ignored: --epochs 3, "
+            "--no-group-by-length\n") in capsys.readouterr().err
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
     with pytest.raises(SystemExit, match="not an output directory of entangle train"):
         main(["train", "--resume", str(tmp_path)])
