@@ -46,7 +46,7 @@ def _tagger(model: str, compile: bool = False, autocast: str | None = None, **kw
     directory = _model_dir(model)
     for option, value in (("--compile", compile), ("--autocast", autocast)):
         if value and is_onnx_dir(directory):
-            sys.exit(f"entangle: error: {directory} is an ONNX export; {option} applies to PyTorch models")
+            raise UsageError(f"{directory} is an ONNX export; {option} applies to PyTorch models")
     return Tagger.from_pretrained(directory, compile=compile, autocast=autocast, **kwargs)
 
 
@@ -62,6 +62,9 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
             raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote ({err})") from None
         if not isinstance(recorded, dict):
             raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote (expected an object of options)")
+        if recorded.get("command", args.command) != args.command:
+            raise UsageError(f"{args.resume}: an output directory of entangle {recorded['command']}, not of entangle "
+                             f"{args.command}: resume it with entangle {recorded['command']} --resume")
         recorded = upgraded(recorded)
         if ignored := _ignored_on_resume(args, recorded):
             warnings.warn(f"{args.resume} continues with the options it was started with; ignored: {', '.join(ignored)}")

@@ -128,8 +128,13 @@ def torch_device(name: str | torch.device) -> torch.device:
         device = torch.device(name)
     except (RuntimeError, TypeError):
         raise UsageError(f"unknown device {name!r} (auto, cpu, cuda, cuda:1, ...)") from None
+    if device.type not in ("cpu", "cuda"):
+        raise UsageError(f"device {name!r}: entangle runs on the CPU or a CUDA GPU (auto, cpu, cuda, cuda:1, ...)")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise UsageError(f"device {name!r}: this machine has no CUDA device")
+    if device.type == "cuda" and (device.index or 0) >= (count := torch.cuda.device_count()):
+        raise UsageError(f"device {name!r}: this machine has {count} CUDA device{'s' * (count > 1)} "
+                         f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
     return device
 
 

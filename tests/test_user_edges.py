@@ -293,6 +293,14 @@ def test_a_damaged_run_record_is_one_line_on_resume(content, tmp_path, capsys):
     assert message.startswith(f"{tmp_path / 'run_args.json'}: not the JSON entangle train wrote (")
 
 
+@pytest.mark.parametrize("command, other", [("train", "pretrain-char"), ("pretrain-coattention", "pretrain-char")])
+def test_resuming_another_commands_output_is_one_line(command, other, tmp_path, capsys):
+    (tmp_path / "run_args.json").write_text(json.dumps({"command": other, "max_steps": None}))
+    assert one_line_error([command, "--resume", str(tmp_path)], capsys) == (
+        f"{tmp_path}: an output directory of entangle {other}, not of entangle {command}: resume it with "
+        f"entangle {other} --resume")
+
+
 def test_a_dataset_that_cannot_be_downloaded_says_where_to_put_it(tmp_path, monkeypatch, capsys):
     def offline(url, target, expected_sha256):
         raise urllib.error.URLError("Name or service not known")
@@ -347,6 +355,11 @@ def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, ca
     (model / "model.safetensors").write_bytes(b"")  # never read: the device is checked first
     assert one_line_error(["predict", str(model), "--device", "tpu9"], capsys) == (
         "unknown device 'tpu9' (auto, cpu, cuda, cuda:1, ...)")
+    assert one_line_error(["predict", str(model), "--device", "mps"], capsys) == (
+        "device 'mps': entangle runs on the CPU or a CUDA GPU (auto, cpu, cuda, cuda:1, ...)")
+    count = torch.cuda.device_count()  # one more GPU than this machine has
+    assert one_line_error(["predict", str(model), "--device", f"cuda:{count}"], capsys).startswith(
+        f"device 'cuda:{count}': this machine has {count or 'no'} CUDA device")
     if not torch.cuda.is_available():
         assert one_line_error(["predict", str(model), "--device", "cuda"], capsys) == (
             "device 'cuda': this machine has no CUDA device")
