@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .data.conll import Sentence
 from .noise import perturb_sentences
+from .options import UsageError
 from .plots import pyplot
 from .predict import Tagger
 
@@ -26,7 +27,7 @@ def noise_curves(taggers: dict[str, Tagger], sentences: list[Sentence], attacks:
     """
     for name, tagger in taggers.items():
         if tagger.task.unit == "char":
-            raise ValueError(f"{name}: noise curves need word or text labels, not per-character ones ({tagger.task.name})")
+            raise UsageError(f"{name}: noise curves need word or text labels, not per-character ones ({tagger.task.name})")
     clean = {name: tagger.evaluate(sentences, "the clean set") for name, tagger in taggers.items()}
     rows = []
     for attack in attacks:

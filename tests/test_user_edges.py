@@ -365,6 +365,15 @@ def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, ca
             "device 'cuda': this machine has no CUDA device")
 
 
+def test_noise_curves_refuse_a_character_tagger():
+    pytest.importorskip("matplotlib", reason="the plots extra is not installed")
+    from entangle.robustness import noise_curves
+
+    tagger = Tagger(*tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging"))
+    with pytest.raises(UsageError, match="^wix: noise curves need word or text labels, not per-character ones"):
+        noise_curves({"wix": tagger}, [], ["charbert"], [0.5])
+
+
 def test_a_character_tagger_predicts_from_its_character_side_only():
     model, tokenizer = tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging", isolate_sides=False)
     tagger = Tagger(model, tokenizer)
