@@ -134,6 +134,12 @@ def test_missing_tokenizer(copy, tmp_path, capsys):
     assert predict_error(str(model), tmp_path, capsys) == f"{model}/tokenizer.json: missing"
 
 
+def test_a_tokenizer_file_that_does_not_parse(copy, tmp_path, capsys):
+    model = copy("model")
+    (model / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "Nope"}}')
+    assert predict_error(str(model), tmp_path, capsys).startswith(f"{model}/tokenizer.json: truncated or corrupt (")
+
+
 def test_a_file_instead_of_the_directory(saved, tmp_path, capsys):
     message = predict_error(str(saved / "model" / "config.json"), tmp_path, capsys)
     assert message.startswith(f"{saved / 'model' / 'config.json'}: not a directory")
