@@ -62,6 +62,8 @@ from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task
 
 RESULT = "result.json"
+#: The heads a run is scored on, as a ``compare`` entry names them (``system:side``).
+SCORED_SIDES = ("subword", "char", "joint")
 PREDICTIONS = "test_predictions.json.gz"
 
 
@@ -151,10 +153,10 @@ class BenchConfig:
                                        f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
         for pair in config.comparisons:
             listed = isinstance(pair, list) and all(isinstance(c, str) and c.partition(":")[0] in config.systems
-                                                    for c in pair)
+                                                    and c.partition(":")[2] in SCORED_SIDES for c in pair)
             if not listed or len(pair) != 2:
-                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems "
-                                       f"(or a list of such pairs), got {pair}")
+                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems, each side "
+                                       f"one of {', '.join(SCORED_SIDES)} (or a list of such pairs), got {pair}")
         return config
 
     @property
@@ -177,7 +179,7 @@ _FIELD_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "datasets": (_list_of(str), "a list of dataset names"),
     "seeds": (_list_of(int), "a list of integer seeds"),
     "systems": (lambda value: isinstance(value, dict) and bool(value) and all(
-        isinstance(options, dict) or options is None for options in value.values()),
+        isinstance(name, str) and (isinstance(options, dict) or options is None) for name, options in value.items()),
         "a mapping of system names to their train options"),
     "train": (lambda value: isinstance(value, dict), "a mapping of train options"),
     "compare": (lambda value: isinstance(value, list), "a list of 'system:side' pairs"),
@@ -312,7 +314,7 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
     path = result_dir(config, dataset, system, seed) / RESULT
     if not path.is_file():
         return None
-    result = json.loads(path.read_text())
+    result = _read_json(path)
     if "options" not in result:
         raise BenchConfigError(f"{path}: records no options (written by an older entangle); move it away to rerun it")
     wanted = resolved_options(train_arguments(config, dataset, system, seed))
@@ -321,6 +323,17 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
         raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(ran, wanted)}; "
                                f"rename the system {system!r} or move the old result away")
     return result
+
+
+def _read_json(path: Path) -> dict:
+    """A run's record; a damaged one (a merge's conflict markers, a cut copy) is named, not a traceback."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BenchConfigError(f"{path}: not the JSON entangle wrote ({err}); restore it or move it away") from None
+    if not isinstance(record, dict):
+        raise BenchConfigError(f"{path}: not the JSON entangle wrote (expected an object); restore it or move it away")
+    return record
 
 
 def _as_run(recorded: dict, wanted: dict) -> dict:
@@ -332,7 +345,7 @@ def _as_run(recorded: dict, wanted: dict) -> dict:
 
 def _check_resumable(directory: Path, wanted: dict) -> None:
     """Refuse to continue an interrupted run whose options the grid has changed since it started."""
-    saved = upgraded(json.loads((directory / RUN_ARGS).read_text()))
+    saved = upgraded(_read_json(directory / RUN_ARGS))
     ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
     wanted = {key: wanted[key] for key in ran}
     if ran != wanted:
@@ -724,7 +737,17 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
         wanted = resolved_options(train_arguments(config, *key))
         if finished_result(config, *key) is None and (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
             _check_resumable(run_dir(config, *key), wanted)
-    threads = max(1, len(os.sched_getaffinity(0)) // workers) if workers > 1 else None
+    for entry in {entry for pair in config.comparisons for entry in pair}:  # else the report fails after the grid
+        system, _, side = entry.partition(":")
+        for dataset in config.datasets:
+            options = resolved_options(train_arguments(config, dataset, system, config.seeds[0]))
+            trained = ({"subword", "char"} if options["side"] == "both" else {options["side"]}) | (
+                {"joint"} if options["joint_head"] else set())
+            if side not in trained:
+                raise BenchConfigError(f"compare {entry!r}: {system!r} trains no {side} head (it trains "
+                                       f"{', '.join(sorted(trained))})")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux only
+    threads = max(1, cores // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes
         futures = {pool.submit(run_one, config, *key, threads): key for key in todo}
         for future in as_completed(futures):

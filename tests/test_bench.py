@@ -272,6 +272,9 @@ def test_a_result_is_reused_only_with_the_same_options(tmp_path):
     (directory / "result.json").write_text(json.dumps({k: v for k, v in result.items() if k != "options"}))
     with pytest.raises(BenchConfigError, match="records no options"):
         run_bench(config, report_only=True)
+    (directory / "result.json").write_text("<<<<<<< HEAD\n{}\n")  # a merge left its markers
+    with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: not the JSON entangle wrote \("):
+        run_bench(config, report_only=True)
 
 
 def test_a_system_overrides_the_budget_once():
@@ -320,12 +323,21 @@ def test_bad_configs_are_named(tmp_path):
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: [['a:char', 'a:subword'], 3]\n")
     with pytest.raises(BenchConfigError, match="compare needs two .* got 3"):
         BenchConfig.from_file(config)
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a', 'a:subwrd']\n")
+    with pytest.raises(BenchConfigError, match=r"each side one of subword, char, joint .* got \['a', 'a:subwrd'\]"):
+        BenchConfig.from_file(config)
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:char', 'a:subword']\n")
     assert BenchConfig.from_file(config).comparisons == [["a:char", "a:subword"]]  # one pair on its own
+    # A side the system does not train: refused before the grid trains, not when its report is written.
+    config.write_text(f"output: {tmp_path / 'out'}\ndatasets: [lang-a]\nsystems: {{a: {{m: 0, side: subword}}}}\n"
+                      "compare: ['a:char', 'a:subword']\n")
+    with pytest.raises(BenchConfigError, match="compare 'a:char': 'a' trains no char head \\(it trains subword\\)"):
+        run_bench(BenchConfig.from_file(config))
 
 
 @pytest.mark.parametrize(("line", "message"), [
     ("systems: [a, b]", "systems: expected a mapping of system names to their train options, got ['a', 'b']"),
+    ("systems: {0: {m: 0}}", "systems: expected a mapping of system names to their train options, got {0: {'m': 0}}"),
     ("train: 'epochs 1'", "train: expected a mapping of train options, got 'epochs 1'"),
     ("seeds: a", "seeds: expected a list of integer seeds, got 'a'"),
     ("datasets: wnut17", "datasets: expected a list of dataset names, got 'wnut17'"),
