@@ -165,6 +165,8 @@ def run_predict(args: argparse.Namespace) -> None:
 
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise UsageError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
+    if args.output_format == "conllu" and args.output == "-":  # a copy of the input file, written whole
+        raise UsageError("--output-format conllu writes a copy of the input file: give --output FILE")
     if args.input != "-":
         _refuse_overwriting(args.output, args.input)
     tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast,

@@ -1,6 +1,7 @@
 """The command line end to end on tiny encoders saved to directories (the local-directory loading path)."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -218,6 +219,10 @@ def test_pos_tagging_from_conllu_and_back(tmp_path, encoders):
     assert len(tagged) == len(original) and [line.split("\t")[:3] for line in tagged] == [line.split("\t")[:3] for line in original]
     with pytest.raises(SystemExit, match="needs a CoNLL-U --input"):
         main(["predict", str(out), "--input", str(tmp_path / "x.txt"), "--output-format", "conllu"])
+    with pytest.raises(SystemExit, match="writes a copy of the input file: give --output FILE$"):
+        main(["predict", str(out), "--input", str(tmp_path / "xx-ud-test.conllu"), "--input-format", "conllu",
+              "--output-format", "conllu"])
+    assert not Path("-").exists()
 
 
 def test_the_python_api_trains_the_model_the_command_line_trains(tmp_path, encoders, data):
