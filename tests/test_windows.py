@@ -112,3 +112,13 @@ def test_the_input_is_featurized_here_unless_workers_are_asked_for(monkeypatch):
     assert [len(p) for p in probabilities["subword"]] == [len(s) for s in sentences]
     with pytest.raises(AssertionError, match="worker processes started"):
         Tagger(model, tokenizer, batch_size=2, featurize_workers=2).probabilities(sentences)
+
+
+def test_a_window_longer_than_the_encoder_takes_is_refused_when_built():
+    """The tiny BERT has 64 positions: a longer subword window would fail mid-training, in its position table."""
+    from entangle.options import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^max_subwords=65 is more than this encoder takes \(64\): give "
+                                          r"--max-subwords 64 or less$"):
+        tiny_model(m=1, max_subwords=65)
+    assert tiny_model(m=1, max_subwords=64)[0].config.max_subwords == 64

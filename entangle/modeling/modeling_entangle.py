@@ -214,7 +214,11 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
         if char is not None:
             config_kwargs.setdefault("max_chars", char_window_limit(char.config))
         if subword is not None:
-            config_kwargs.setdefault("max_subwords", subword_window_limit(subword.config, tokenizer))
+            limit = subword_window_limit(subword.config, tokenizer)
+            if (config_kwargs.get("max_subwords") or 0) > limit:  # it would fail mid-training, in the position table
+                raise ConfigError(f"max_subwords={config_kwargs['max_subwords']} is more than this encoder takes "
+                                  f"({limit}): give --max-subwords {limit} or less")
+            config_kwargs.setdefault("max_subwords", limit)
         else:
             tokenizer = None
         config = EntangleConfig(
