@@ -53,7 +53,7 @@ from .modeling.encoders import subword_window_limit
 from .noise import perturb_texts
 from .options import DISTILL_LOSSES, OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
-from .training import CHECKPOINT_DIR, adamw, save_checkpoint
+from .training import CHECKPOINT_DIR, adamw, load_checkpoint, save_checkpoint
 
 #: CANINE's mask code point (private use area).
 CHAR_MASK = 0xE003
@@ -378,9 +378,7 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
     state = PretrainState(generator, mask_generator)
     accelerator.register_for_checkpointing(state)
     if config.resume:
-        if not (output / CHECKPOINT_DIR).is_dir():
-            raise FileNotFoundError(f"{output / CHECKPOINT_DIR}: no checkpoint to resume from")
-        accelerator.load_state(output / CHECKPOINT_DIR)
+        load_checkpoint(accelerator, output / CHECKPOINT_DIR)
     log_path = output / LOG
     kept = log_path.read_text().splitlines()[: state.log_lines] if config.resume and log_path.exists() else []
     if accelerator.is_main_process:

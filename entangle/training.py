@@ -138,6 +138,21 @@ def save_checkpoint(accelerator: Accelerator, directory: Path) -> None:
         swap_in(temporary, directory)
 
 
+def load_checkpoint(accelerator: Accelerator, directory: Path) -> None:
+    """``Accelerator.load_state`` of a run's checkpoint; one that does not fit the model or its
+    optimizer (saved by another entangle version, or with other options) is a :class:`UsageError`."""
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory}: no checkpoint to resume from")
+    try:
+        accelerator.load_state(directory)
+    except (ValueError, RuntimeError) as error:  # optimizer groups: by position and size; model: keys and shapes
+        if isinstance(error, RuntimeError) and "Error(s) in loading state_dict" not in str(error):
+            raise
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"{directory}: does not fit this model or its optimizer ({reason}); it was saved by another "
+                         "entangle version or with other options: start the run again") from None
+
+
 class LoopState:
     """Where the loop is, beyond what Accelerate checkpoints itself (model, optimizer, scheduler,
     random states): enough to continue an interrupted run exactly as if it had not stopped."""
@@ -257,13 +272,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     scheduler = accelerator.prepare(scheduler)
     accelerator.register_for_checkpointing(state)
     if config.resume:
-        if not (output / CHECKPOINT_DIR).is_dir():
-            raise FileNotFoundError(f"{output / CHECKPOINT_DIR}: no checkpoint to resume from")
-        try:
-            accelerator.load_state(output / CHECKPOINT_DIR)
-        except ValueError as error:  # the optimizer's groups are matched by position and size
-            raise UsageError(f"{output / CHECKPOINT_DIR}: does not fit this model's optimizer ({error}); it was "
-                             "saved by another entangle version or with other options: start the run again") from None
+        load_checkpoint(accelerator, output / CHECKPOINT_DIR)
     (output / "training_config.json").write_text(json.dumps(asdict(config), indent=2))
 
     def checkpoint() -> None:

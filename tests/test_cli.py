@@ -90,6 +90,12 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data, ca
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
     with pytest.raises(SystemExit, match="not an output directory of entangle train"):
         main(["train", "--resume", str(tmp_path)])
+    # A checkpoint that does not fit the model its record now builds: one line, not load_state's traceback.
+    record = json.loads((out / "run_args.json").read_text())
+    (out / "run_args.json").write_text(json.dumps({**record, "coattention_layers": 1, "side": "both"}))
+    with pytest.raises(SystemExit, match=rf"^entangle train: error: {out / 'checkpoint'}: does not fit this model or "
+                                         r"its optimizer \(.*\); it was saved by another entangle version"):
+        main(["train", "--resume", str(out)])
 
 
 def test_isolated_sides_from_the_command_line(tmp_path, encoders, data):
