@@ -57,6 +57,7 @@ from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
+from .options import read_record
 from .plots import pyplot
 from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task
@@ -314,7 +315,7 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
     path = result_dir(config, dataset, system, seed) / RESULT
     if not path.is_file():
         return None
-    result = _read_json(path)
+    result = read_record(path, "entangle")
     if "options" not in result:
         raise BenchConfigError(f"{path}: records no options (written by an older entangle); move it away to rerun it")
     wanted = resolved_options(train_arguments(config, dataset, system, seed))
@@ -323,17 +324,6 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
         raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(ran, wanted)}; "
                                f"rename the system {system!r} or move the old result away")
     return result
-
-
-def _read_json(path: Path) -> dict:
-    """A run's record; a damaged one (a merge's conflict markers, a cut copy) is named, not a traceback."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BenchConfigError(f"{path}: not the JSON entangle wrote ({err}); restore it or move it away") from None
-    if not isinstance(record, dict):
-        raise BenchConfigError(f"{path}: not the JSON entangle wrote (expected an object); restore it or move it away")
-    return record
 
 
 def _as_run(recorded: dict, wanted: dict) -> dict:
@@ -345,7 +335,7 @@ def _as_run(recorded: dict, wanted: dict) -> dict:
 
 def _check_resumable(directory: Path, wanted: dict) -> None:
     """Refuse to continue an interrupted run whose options the grid has changed since it started."""
-    saved = upgraded(_read_json(directory / RUN_ARGS))
+    saved = upgraded(read_record(directory / RUN_ARGS, "entangle train"))
     ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
     wanted = {key: wanted[key] for key in ran}
     if ran != wanted:

@@ -18,7 +18,7 @@ from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
-from .options import ConfigError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir
+from .options import ConfigError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir, read_record
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
@@ -56,12 +56,7 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         saved = Path(args.resume) / RUN_ARGS
         if not saved.is_file():
             raise FileNotFoundError(f"{saved}: not an output directory of entangle {args.command} (no {RUN_ARGS})")
-        try:
-            recorded = json.loads(saved.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote ({err})") from None
-        if not isinstance(recorded, dict):
-            raise UsageError(f"{saved}: not the JSON entangle {args.command} wrote (expected an object of options)")
+        recorded = read_record(saved, f"entangle {args.command}")
         if recorded.get("command", args.command) != args.command:
             raise UsageError(f"{args.resume}: an output directory of entangle {recorded['command']}, not of entangle "
                              f"{args.command}: resume it with entangle {recorded['command']} --resume")

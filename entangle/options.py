@@ -100,5 +100,17 @@ def char_encoder_kind(char: str) -> tuple[bool, bool]:
     return model_type == BUILTIN_CHAR_MODEL_TYPE, path.is_dir() or not char.endswith(".json")
 
 
+def read_record(path: Path, writer: str) -> dict:
+    """A JSON object that ``writer`` wrote (a run's options, a result); a damaged one (a merge's
+    conflict markers, a cut copy) is a :class:`UsageError` naming the file, not a traceback."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path}: not the JSON {writer} wrote ({err})") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{path}: not the JSON {writer} wrote (expected an object)")
+    return record
+
+
 def is_onnx_dir(path: str | Path) -> bool:
     return (Path(path) / GRAPH).is_file()

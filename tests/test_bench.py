@@ -33,6 +33,7 @@ from entangle.bench import (
     train_command,
 )
 from entangle.cli import main
+from entangle.options import UsageError
 from entangle.tasks import TASKS
 
 
@@ -273,7 +274,7 @@ def test_a_result_is_reused_only_with_the_same_options(tmp_path):
     with pytest.raises(BenchConfigError, match="records no options"):
         run_bench(config, report_only=True)
     (directory / "result.json").write_text("<<<<<<< HEAD\n{}\n")  # a merge left its markers
-    with pytest.raises(BenchConfigError, match=r"ent/seed-42/result.json: not the JSON entangle wrote \("):
+    with pytest.raises(UsageError, match=r"ent/seed-42/result.json: not the JSON entangle wrote \("):
         run_bench(config, report_only=True)
 
 
