@@ -57,7 +57,7 @@ from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
-from .options import read_record
+from .options import read_record, trained_sides
 from .plots import pyplot
 from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task
@@ -731,8 +731,7 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
         system, _, side = entry.partition(":")
         for dataset in config.datasets:
             options = resolved_options(train_arguments(config, dataset, system, config.seeds[0]))
-            trained = ({"subword", "char"} if options["side"] == "both" else {options["side"]}) | (
-                {"joint"} if options["joint_head"] else set())
+            trained = trained_sides(options["side"], options["joint_head"])
             if side not in trained:
                 raise BenchConfigError(f"compare {entry!r}: {system!r} trains no {side} head (it trains "
                                        f"{', '.join(sorted(trained))})")

@@ -67,6 +67,11 @@ def isolate_sides_by_default(side: str, num_coattention_layers: int) -> bool:
     return side == "both" and num_coattention_layers > 0
 
 
+def trained_sides(side: str, joint_head: bool) -> tuple[str, ...]:
+    """The heads a model trains and is scored on: each side's, and ``joint`` with a joint head."""
+    return (("subword", "char") if side == "both" else (side,)) + (("joint",) if joint_head else ())
+
+
 #: The built-in character encoder's learning rate unless told (and unless ``--new-lr`` is).
 BUILTIN_CHAR_LR = 5e-4
 

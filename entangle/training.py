@@ -29,6 +29,7 @@ from .data.batching import Collator, EpochWindows, train_loader
 from .data.features import Featurizer
 from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
+from .modeling.loading import first_line
 from .noise import lowercase_sentences, perturb_sentences
 from .options import BUILTIN_CHAR_MODEL_TYPE, UsageError, char_encoder_kind, default_char_lr
 from .plots import plot_training_curves
@@ -148,9 +149,8 @@ def load_checkpoint(accelerator: Accelerator, directory: Path) -> None:
     except (ValueError, RuntimeError) as error:  # optimizer groups: by position and size; model: keys and shapes
         if isinstance(error, RuntimeError) and "Error(s) in loading state_dict" not in str(error):
             raise
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"{directory}: does not fit this model or its optimizer ({reason}); it was saved by another "
-                         "entangle version or with other options: start the run again") from None
+        raise UsageError(f"{directory}: does not fit this model or its optimizer ({first_line(error)}); it was saved "
+                         "by another entangle version or with other options: start the run again") from None
 
 
 class LoopState:

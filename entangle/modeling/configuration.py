@@ -5,7 +5,7 @@ from __future__ import annotations
 from transformers import AutoConfig, PreTrainedConfig
 
 from ..options import (BUILTIN_CHAR_MODEL_TYPE, DEFAULT_COATTENTION_LAYERS, FUSIONS, SIDES, ConfigError,
-                       isolate_sides_by_default)
+                       isolate_sides_by_default, trained_sides)
 from ..tasks import get_task
 
 #: Subword encoders whose layers CharBERT can run itself: BERT's embeddings + ``encoder.layer``
@@ -292,7 +292,7 @@ class EntangleConfig(PreTrainedConfig):
     @property
     def trained_sides(self) -> tuple[str, ...]:
         """The heads trained: each side's, and ``joint`` with a joint head."""
-        return (("subword", "char") if self.side == "both" else (self.side,)) + (("joint",) if self.joint_head else ())
+        return trained_sides(self.side, self.joint_head)
 
     @property
     def uses_char(self) -> bool:

@@ -118,9 +118,9 @@ def load_tokenizer(directory: Path, **kwargs):
     try:
         return AutoTokenizer.from_pretrained(directory, **kwargs)
     except Exception as err:  # tokenizers raises a bare Exception on a file it cannot parse
-        if not isinstance(err, (OSError, ValueError)) and not (directory / "tokenizer.json").is_file():
-            raise
         file = directory / "tokenizer.json"
+        if not isinstance(err, (OSError, ValueError)) and not file.is_file():
+            raise
         problem = "missing" if not file.is_file() else f"truncated or corrupt ({first_line(err)})"
         raise ModelLoadError(f"{file}: {problem}") from None
 
