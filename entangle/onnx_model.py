@@ -21,7 +21,7 @@ from transformers import AutoConfig
 
 from .modeling.configuration import EntangleConfig
 from .modeling.modeling_entangle import EntangleTaggerOutput
-from .options import GRAPH, MissingExtraError, is_onnx_dir
+from .options import GRAPH, MissingExtraError, ModelLoadError, is_onnx_dir
 
 WEIGHTS = GRAPH + ".data"  # the name torch's exporter gives the external weights of GRAPH
 
@@ -67,11 +67,20 @@ class OnnxEntangleModel:
                 import onnxruntime
             except ImportError as err:
                 raise _needs_extra(err) from None
+            from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self.threads or torch.get_num_threads()
             options.inter_op_num_threads = 1
-            self._sessions[name] = onnxruntime.InferenceSession(str(self.path / name), options,
-                                                                providers=["CPUExecutionProvider"])
+            try:
+                self._sessions[name] = onnxruntime.InferenceSession(str(self.path / name), options,
+                                                                    providers=["CPUExecutionProvider"])
+            except (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.InvalidGraph, ort_errors.InvalidProtobuf,
+                    ort_errors.NoSuchFile, ort_errors.NotFound, ort_errors.NoModel) as err:
+                # A damaged or incomplete export (a graph or model.onnx.data cut short or missing).
+                reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+                raise ModelLoadError(f"{self.path / name}: ONNX Runtime cannot load it ({reason}); "
+                                     "export the model again (entangle export-onnx)") from None
         return self._sessions[name]
 
     def __call__(self, sides: tuple[str, ...] | None = None, **batch: torch.Tensor) -> EntangleTaggerOutput:

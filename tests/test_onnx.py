@@ -126,6 +126,14 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
         s.labels for s in copied.tag(SENTENCES)]
     with pytest.raises(FileNotFoundError, match="not an exported model"):
         OnnxEntangleModel.from_pretrained(tmp_path / "model")
+    # A damaged export: a graph that is not ONNX, weights cut short. One line naming the graph, not a traceback.
+    for damage, file in (("graph", GRAPH), ("weights", WEIGHTS)):
+        broken = tmp_path / f"broken-{damage}"
+        copied.save_pretrained(broken)
+        (broken / file).write_bytes((broken / file).read_bytes()[:100])
+        with pytest.raises(SystemExit, match=rf"^entangle predict: error: {broken / GRAPH}: ONNX Runtime cannot load "
+                                             r"it \(.+\); export the model again \(entangle export-onnx\)$"):
+            main(["predict", str(broken), "--input", str(data), "--input-format", "conll"])
 
 
 def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):
