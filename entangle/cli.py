@@ -76,10 +76,14 @@ def _ignored_on_resume(args: argparse.Namespace, recorded: dict) -> list[str]:
     """The options given beside ``--resume`` (on the command line or by ``--config``) that differ from
     the run's recorded ones, as flags."""
     defaults = vars(parse_args([args.command, "--resume", args.resume]))
-    given = {key: value for key, value in vars(args).items() if key in defaults and key != "resume"
-             and value != defaults[key] and key in recorded and value != recorded[key]}
+    return _flags({key: value for key, value in vars(args).items() if key in defaults and key != "resume"
+                   and value != defaults[key] and key in recorded and value != recorded[key]})
+
+
+def _flags(options: dict) -> list[str]:
+    """Options as the flags that give them (``--noise-rate 0.2``, ``--no-joint-head``)."""
     return [f"--{'' if value is not False else 'no-'}{key.replace('_', '-')}" + ("" if isinstance(value, bool) else f" {value}")
-            for key, value in given.items()]
+            for key, value in options.items()]
 
 
 def run_train(args: argparse.Namespace) -> None:
@@ -298,11 +302,19 @@ def _report_pretraining(output: str, summary: dict) -> None:
           + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
 
 
+#: pretrain-char's options that only the distill objective reads.
+DISTILL_ONLY = ("teacher", "noise_rate", "noise_attacks", "distill_loss")
+
+
 def run_pretrain_char(args: argparse.Namespace) -> None:
     from .modeling.encoders import load_char_encoder, load_subword_encoder
     from .pretraining import PretrainConfig, pretrain_char
 
     args = _resumable(args)
+    defaults = vars(parse_args(["pretrain-char"]))
+    if "distill" not in args.objectives and (unused := _flags({key: getattr(args, key) for key in DISTILL_ONLY
+                                                                if getattr(args, key) != defaults[key]})):
+        raise UsageError(f"{', '.join(unused)}: for the distill objective only, and --objectives leaves it out")
     config = PretrainConfig(
         output_dir=args.output, objectives=tuple(args.objectives), max_steps=args.max_steps,
         max_minutes=args.max_minutes, batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate,

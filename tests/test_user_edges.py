@@ -236,6 +236,10 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--teacher", "./no-teacher",
                               "--output", str(tmp_path / "pre")], capsys)
     assert message == "./no-teacher: no such directory"
+    # Distillation's options beside --objectives mlm would be silently unused: refused before anything loads.
+    message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--objectives", "mlm",
+                              "--teacher", "./no-teacher", "--noise-rate", "0.2", "--output", str(tmp_path / "mlm")], capsys)
+    assert message == "--teacher ./no-teacher, --noise-rate 0.2: for the distill objective only, and --objectives leaves it out"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
