@@ -132,25 +132,27 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
     rows = len(attention.subword_to_char)
     width = min(40.0, 3 + 0.16 * len(attention.chars))
     height = min(40.0, 1.5 + 0.2 * len(attention.subwords))
-    figure, axes = plt.subplots(rows, 2, figsize=(2 * width, rows * height), squeeze=False)
-    what = "mean of heads" if head is None else f"head {head}"
-    for i in range(rows):
-        panels = ((pick(attention.subword_to_char[i]), f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
-                  (pick(attention.char_to_subword[i]).T, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
-        for axis, (weights, title) in zip(axes[i], panels):
-            axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
-            axis.set_title(f"{title}, {what}", fontsize=9)
-            axis.set_xticks(range(len(attention.chars)), attention.chars, fontsize=7)
-            axis.set_yticks(range(len(attention.subwords)), attention.subwords, fontsize=7)
-            for boundary in _boundaries(attention.char_words):
-                axis.axvline(boundary, color="white", linewidth=0.6)
-            for boundary in _boundaries(attention.subword_words):
-                axis.axhline(boundary, color="white", linewidth=0.6)
-    start, end = attention.window
-    figure.suptitle(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words), fontsize=10)
-    figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    # Words, characters and subwords are drawn as they are: a '$' pair would start math mode.
+    with plt.rc_context({"text.parse_math": False}):
+        figure, axes = plt.subplots(rows, 2, figsize=(2 * width, rows * height), squeeze=False)
+        what = "mean of heads" if head is None else f"head {head}"
+        for i in range(rows):
+            panels = ((pick(attention.subword_to_char[i]), f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
+                      (pick(attention.char_to_subword[i]).T, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
+            for axis, (weights, title) in zip(axes[i], panels):
+                axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
+                axis.set_title(f"{title}, {what}", fontsize=9)
+                axis.set_xticks(range(len(attention.chars)), attention.chars, fontsize=7)
+                axis.set_yticks(range(len(attention.subwords)), attention.subwords, fontsize=7)
+                for boundary in _boundaries(attention.char_words):
+                    axis.axvline(boundary, color="white", linewidth=0.6)
+                for boundary in _boundaries(attention.subword_words):
+                    axis.axhline(boundary, color="white", linewidth=0.6)
+        start, end = attention.window
+        figure.suptitle(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words), fontsize=10)
+        figure.tight_layout()
+        figure.savefig(output, dpi=120)
+        plt.close(figure)
     return output
 
 

@@ -132,6 +132,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
                          conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     sentences = corpus.split(args.split)
     where = corpus.files[args.split]
+    for flag, output in (("--output", args.output), ("--predictions", args.predictions)):
+        if output:
+            _refuse_overwriting(output, where, flag)
     # With a label grammar, what it changed: the same probabilities also decoded unit by unit.
     also_argmax = tagger.task.has_label_grammar and tagger.decoding == "constrained" and (args.output or args.predictions)
     scored = tagger.evaluate_decodings(sentences, (tagger.decoding, "argmax") if also_argmax else (tagger.decoding,),
@@ -152,11 +155,11 @@ def run_evaluate(args: argparse.Namespace) -> None:
         Path(args.output).write_text(json.dumps(record, indent=2))
 
 
-def _refuse_overwriting(output: str, source: str | Path) -> None:
+def _refuse_overwriting(output: str, source: str | Path, flag: str = "--output") -> None:
     """The output is written while the input is read again (CoNLL and CoNLL-U copies keep its lines):
-    one file for both would be emptied before it is read."""
+    one file for both would be emptied before it is read (and evaluate's scores would replace the data)."""
     if output != "-" and Path(output).exists() and Path(source).exists() and Path(output).samefile(source):
-        raise UsageError(f"--output {output} is the input file: write the output to another file")
+        raise UsageError(f"{flag} {output} is the input file: write the output to another file")
 
 
 def run_predict(args: argparse.Namespace) -> None:
@@ -262,9 +265,10 @@ def run_perturb(args: argparse.Namespace) -> None:
     if is_classification_file(table := split_files(args.data, args.data_dir)[0].get(args.split, "")):
         # a table beside tagged splits (train.txt, test.csv): read as columns, it fails or perturbs its header
         raise UsageError(f"{table}: classification data; perturb writes CoNLL and CoNLL-U files only")
+    # Words only: the copy rewrites the words and keeps every other column, so a file without tags
+    # (or a CoNLL-U file without UPOS) is perturbed too.
     corpus = load_corpus(args.data, data_dir=args.data_dir, task="tagging", token_column=args.token_column,
-                         tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
-                         conllu_tag=args.conllu_tag)
+                         tag_column=None, ragged=args.ragged_columns, splits=(args.split,))
     if args.split not in corpus.files:
         raise UsageError(f"{args.data} has no {args.split} split (it has {', '.join(sorted(corpus.files))})")
     source = corpus.files[args.split]

@@ -59,6 +59,9 @@ def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path
     for name in ("a.txt", "a", "a.pgf"):  # pgf: matplotlib writes it only with LaTeX installed
         with pytest.raises(UsageError, match="a suffix of a format matplotlib writes"):
             draw(attention, tmp_path / name)
+    # Dollar signs are text, not matplotlib's math mode (which failed on "$ ^ ^ $").
+    money = cross_attention(Tagger(model, tokenizer), ["costs", "$", "^", "^", "$", "today"])
+    assert draw(money, tmp_path / "money.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_text_task_shows_its_words_too():

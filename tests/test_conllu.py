@@ -43,6 +43,8 @@ def test_syntactic_words_and_their_tags(tmp_path):
 @pytest.mark.parametrize("line,message", [
     ("1\tVamos\tir\tVERB", r":2: expected 10 tab-separated columns, found 4"),
     ("2\tVamos\tir\tVERB\t_\t_\t0\troot\t_\t_", r":2: word ID '2' out of sequence \(expected 1\)"),
+    ("\u00b2\tVamos\tir\tVERB\t_\t_\t0\troot\t_\t_", r":2: word ID '\u00b2' out of sequence \(expected 1\)"),
+    ("\u0661\tVamos\tir\tVERB\t_\t_\t0\troot\t_\t_", r":2: word ID '\u0661' out of sequence \(expected 1\)"),
     ("1\t\tir\tVERB\t_\t_\t0\troot\t_\t_", r":2: empty word form"),
     ("1-3\tVamos\t_\t_\t_\t_\t_\t_\t_\t_\n1\tVamos\tir\tVERB\t_\t_\t0\troot\t_\t_", r":3: multi-word token range ends at 3"),
 ])

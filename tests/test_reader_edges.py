@@ -74,6 +74,63 @@ def test_a_carriage_return_inside_a_tsv_cell_is_named(tmp_path):
         read_table(path)
 
 
+@pytest.mark.parametrize("name", ["data.tsv", "data.csv", "data.txt"])
+def test_old_mac_line_ends_are_named(tmp_path, name):
+    """Lines ended by a carriage return alone would make the file one line (one word with twelve
+    columns, one text)."""
+    text = {"data.tsv": "text\tlabel\rok\tpos\r", "data.csv": "text,label\rok,pos\r",
+            "data.txt": "Peter B-PER\rlives O\rin O\rParis B-LOC\r"}[name]
+    path = write(tmp_path, text, name)
+    with pytest.raises(DataFormatError, match=rf"^{path}:1: lines end with a carriage return alone \(old Mac line "
+                                              r"ends\), which would make the file one line: convert them to \\n$"):
+        read_table(path) if name != "data.txt" else read_conll(path)
+
+
+def test_an_unbalanced_csv_quote_is_named_not_run_on_over_the_next_rows(tmp_path):
+    path = write(tmp_path, 'text,label\n"I love it,pos\nit is bad,neg\nmeh "ok",pos\nfine day,neg\n', "data.csv")
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: not a valid CSV row \(',' expected after '\"'; the row runs "
+                                              r"on to line 4\)$"):
+        read_table(path)
+    path = write(tmp_path, 'text,label\nfine,pos\n"never closed,neg\nok,pos\n', "open.csv")
+    with pytest.raises(DataFormatError, match=rf"^{path}:3: not a valid CSV row \(unexpected end of data; the row runs "
+                                              r"on to line 4\)$"):
+        read_table(path)
+
+
+def test_a_bare_docstart_line_sets_neither_separator_nor_columns(tmp_path):
+    for first in ("-DOCSTART-", "-DOCSTART- -X- -X- O"):
+        path = write(tmp_path, f"{first}\n\nPeter\tB-PER\nNew York\tB-LOC\n")
+        sentence, = read_conll(path)
+        assert sentence.words == ["Peter", "New York"] and sentence.tags == ["B-PER", "B-LOC"]
+        rewrite_tokens(path, tmp_path / "out.txt", ["PETER", "NY"])
+        assert (tmp_path / "out.txt").read_text() == f"{first}\n\nPETER\tB-PER\nNY\tB-LOC\n"
+
+
+def test_a_byte_order_mark_starting_a_later_line_is_skipped(tmp_path):
+    """Files joined with cat keep the second one's mark at the start of its first line."""
+    path = write(tmp_path, "\ufeff-DOCSTART- O\n\nPeter B-PER\n\n\ufeff-DOCSTART- O\n\nAnna B-PER\n")
+    assert [s.words for s in read_conll(path)] == [["Peter"], ["Anna"]]
+
+
+def test_nul_characters_in_wide_text_are_named(tmp_path):
+    path = tmp_path / "wide.txt"
+    path.write_bytes("a\tO\na\0b\tO\n".encode("utf-16"))
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: NUL characters: not text$"):
+        read_conll(path)
+
+
+def test_perturb_copies_files_without_tags(tmp_path, capsys):
+    """perturb rewrites words and keeps every other column: it needs no tag column, nor UPOS."""
+    words = write(tmp_path, "Peter\nlives\n\nAnna\n", "words.txt")
+    main(["perturb", "--data", str(words), "--split", "train", "--attack", "lower", "--output", str(tmp_path / "w.txt")])
+    assert (tmp_path / "w.txt").read_text() == "peter\nlives\n\nanna\n"
+    conllu = write(tmp_path, "# text = Peter sings\n1\tPeter\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                             "2\tsings\t_\t_\t_\t_\t_\t_\t_\t_\n", "noupos.conllu")
+    main(["perturb", "--data", str(conllu), "--split", "train", "--attack", "lower", "--output", str(tmp_path / "n.conllu")])
+    assert (tmp_path / "n.conllu").read_text().splitlines()[1:3] == ["1\tpeter\t_\t_\t_\t_\t_\t_\t_\t_",
+                                                                    "2\tsings\t_\t_\t_\t_\t_\t_\t_\t_"]
+
+
 @pytest.mark.parametrize("row, message", [
     ({"text": 5, "label": "pos"}, '"text" must be a string, got int'),
     ({"text": ["a", "b"], "label": "pos"}, '"text" must be a string, got list'),

@@ -270,6 +270,9 @@ def test_the_input_file_is_never_the_output(copy, tmp_path, capsys):
     message = one_line_error(["predict", str(model), "--input", str(data), "--input-format", "conll",
                               "--output", str(tmp_path / "." / "data.txt")], capsys)
     assert message.endswith("is the input file: write the output to another file")
+    for flag in ("--output", "--predictions"):  # evaluate's scores would replace the data
+        message = one_line_error(["evaluate", str(model), "--data", str(data), flag, str(data)], capsys)
+        assert message == f"{flag} {data} is the input file: write the output to another file"
     assert data.read_text() == DEV
 
 

@@ -138,22 +138,27 @@ def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str,
     one on into the next rows); a CSV quoted field may span lines, and the reader's line_num gives
     each row's last line."""
     tab = path.suffix.lower() == ".tsv"
+    # strict: a quotation mark that opens a field and is not closed where a field ends is an error,
+    # not a field that runs on over the next rows.
     reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)), delimiter="\t" if tab else ",",
-                        quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
+                        quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL, strict=True)
     text_of = _unquoted if tab else str
+    row_start = 1
     try:
         header = next(reader, None)
         _check_header(path, header, needed)
         rows = []
+        row_start = reader.line_num + 1
         for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
-            rows.append((reader.line_num, dict(zip(header, map(text_of, row)))))
-    except csv.Error as err:  # a carriage return inside an unquoted field
-        raise DataFormatError(path, reader.line_num, f"not a valid {'TSV' if tab else 'CSV'} row "
-                              f"({str(err).partition(' - ')[0]})") from None
+            if any(cell.strip() for cell in row):
+                if len(row) != len(header):
+                    raise DataFormatError(path, reader.line_num, f"{len(row)} columns, the header has {len(header)}")
+                rows.append((reader.line_num, dict(zip(header, map(text_of, row)))))
+            row_start = reader.line_num + 1
+    except csv.Error as err:  # an unbalanced quotation mark
+        through = f"; the row runs on to line {reader.line_num}" if reader.line_num > row_start else ""
+        raise DataFormatError(path, row_start, f"not a valid {'TSV' if tab else 'CSV'} row "
+                              f"({str(err).partition(' - ')[0]}{through})") from None
     return rows
 
 

@@ -55,10 +55,12 @@ def decoded_lines(path: str | Path):
     """``(line number, text without its line end)`` for each line of a text file.
 
     Lines end at ``\\n`` (or ``\\r\\n``) only: other characters that ``str.splitlines`` breaks on
-    (U+000B, U+001C-U+001E, U+0085, U+2028, ...) stay inside their line. The file is UTF-8 (a
-    byte-order mark is skipped), or UTF-16 / UTF-32 with its byte-order mark. Anything else, and a
-    file with NUL bytes (binary, or wide text without a byte-order mark), is a :class:`DataFormatError`
-    naming the line.
+    (U+000B, U+001C-U+001E, U+0085, U+2028, ...) and a carriage return alone stay inside their
+    line, but a file whose lines all end with a carriage return alone (old Mac line ends, which
+    would make it one line) is an error. The file is UTF-8 (a byte-order mark is skipped, also at
+    the start of a later line, where joining files puts it), or UTF-16 / UTF-32 with its
+    byte-order mark. Anything else, and NUL characters (binary, or wide text without a byte-order
+    mark), is a :class:`DataFormatError` naming the line.
     """
     with open(path, "rb") as handle:
         data = handle.read()
@@ -76,6 +78,9 @@ def decoded_lines(path: str | Path):
             raise DataFormatError(path, data[: data.index(b"\0")].count(b"\n") + 1, "NUL bytes: not a text file "
                                   "(binary, or UTF-16/32 without its byte-order mark)")
         lines = data.removeprefix(codecs.BOM_UTF8).split(b"\n")
+    if len(lines) == 1 and ("\r" if isinstance(lines[0], str) else b"\r") in lines[0][:-1]:  # no \n at all
+        raise DataFormatError(path, 1, "lines end with a carriage return alone (old Mac line ends), which would make "
+                                       "the file one line: convert them to \\n")
     if lines and not lines[-1]:
         lines.pop()  # the end of the last line, not a line
     for number, line in enumerate(lines, start=1):
@@ -85,7 +90,10 @@ def decoded_lines(path: str | Path):
             except UnicodeDecodeError as err:
                 raise DataFormatError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start}); text files "
                                                     "must be UTF-8, or UTF-16/32 with a byte-order mark") from None
-        yield number, line.removesuffix("\r")
+        line = line.removesuffix("\r").removeprefix("\ufeff")
+        if "\0" in line:
+            raise DataFormatError(path, number, "NUL characters: not text")
+        yield number, line
 
 
 def read_conll(
@@ -124,7 +132,7 @@ def read_conll(
         words, tags, lines = [], [], []
 
     for number, line in decoded_lines(path):
-        if not line.strip():
+        if not line.strip() or _is_docstart(line):
             close_sentence()
             continue
         if separator is None:
@@ -141,9 +149,6 @@ def read_conll(
                                                     "columns): the words would be the tags")
         # Tab-separated columns keep their spaces ("NOUN " beside "NOUN"): drop them.
         fields = [column.strip() for column in _split(line, separator)]
-        if fields[0] == DOCSTART:
-            close_sentence()
-            continue
         columns = [c for c in (token_column, tag_column) if c is not None]
         if ragged and (any(not -len(fields) <= c < len(fields) for c in columns)
                        or len({c % len(fields) for c in columns}) < len(columns)):  # token and tag: two columns
@@ -175,6 +180,12 @@ def read_conll(
             stacklevel=2,
         )
     return sentences
+
+
+def _is_docstart(line: str) -> bool:
+    """A document break (``-DOCSTART- -X- -X- O``): skipped whatever its columns, so that it does not
+    set the file's separator or number of columns."""
+    return line.split(None, 1)[0] == DOCSTART
 
 
 def _split(line: str, separator: str) -> list[str]:
@@ -220,14 +231,13 @@ def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str],
     separator = None
     with replacing(path, out_path) as out:
         for _, line in decoded_lines(path):
-            if line.strip():
+            if line.strip() and not _is_docstart(line):  # as read_conll reads it
                 separator = separator or ("\t" if "\t" in line else " ")
                 fields = _split(line, separator)
-                if fields[0].strip() != DOCSTART:  # as read_conll reads it
-                    if (word := next(words, None)) is None:
-                        raise ValueError(f"{path}: fewer replacement words than words in the file")
-                    fields[token_column] = word
-                    line = separator.join(fields)
+                if (word := next(words, None)) is None:
+                    raise ValueError(f"{path}: fewer replacement words than words in the file")
+                fields[token_column] = word
+                line = separator.join(fields)
             out.write(line + "\n")
     if next(words, None) is not None:
         raise ValueError(f"{path}: more replacement words than words in the file")

@@ -19,8 +19,10 @@ from .conll import DataFormatError, Sentence, decoded_lines, replacing
 #: Tag columns a CoNLL-U file offers (0-based column index).
 TAG_FIELDS = {"upos": 3, "xpos": 4}
 N_COLUMNS = 10
-_RANGE = re.compile(r"^(\d+)-(\d+)$")
-_EMPTY_NODE = re.compile(r"^\d+\.\d+$")
+# IDs are ASCII digits (``\d`` would also take other scripts' digits, which ``int`` reads).
+_WORD_ID = re.compile(r"[0-9]+")
+_RANGE = re.compile(r"^([0-9]+)-([0-9]+)$")
+_EMPTY_NODE = re.compile(r"^[0-9]+\.[0-9]+$")
 
 
 def is_conllu(path: str | Path) -> bool:
@@ -86,7 +88,7 @@ def sentence_rows(path: str | Path) -> Iterator[SentenceRows]:
                 range_end = last
                 rows.tokens.append(Row(number, fields))
                 continue
-            if not identifier.isdigit() or int(identifier) != expected:
+            if not _WORD_ID.fullmatch(identifier) or int(identifier) != expected:
                 raise DataFormatError(path, number, f"word ID {identifier!r} out of sequence (expected {expected})")
             if not fields[1].strip():
                 raise DataFormatError(path, number, "empty word form")
@@ -132,11 +134,11 @@ def write_conllu(path: str | Path, out_path: str | Path, values: list[list[str]]
     per_sentence = iter(values)
     with replacing(path, out_path) as out:
         for block in _blocks(path):
-            has_words = any(line.split("\t")[0].isdigit() for _, line in block if not line.startswith("#"))
+            has_words = any(_WORD_ID.fullmatch(line.split("\t")[0]) for _, line in block if not line.startswith("#"))
             words = iter(next(per_sentence) if has_words else ())  # a block of comments only is copied as is
             for _, line in block:
                 fields = line.split("\t")
-                if not line.startswith("#") and fields[0].isdigit():
+                if not line.startswith("#") and _WORD_ID.fullmatch(fields[0]):
                     fields[column] = next(words)
                 out.write("\t".join(fields) + "\n")
             out.write("\n")

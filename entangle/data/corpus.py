@@ -153,7 +153,7 @@ def data_task(data: str | Path | None = None, *, data_dir: str | Path | None = N
 
 
 def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None = None, task: str | None = None,
-                token_column: int = 0, tag_column: int = -1, train: str | Path | None = None,
+                token_column: int = 0, tag_column: int | None = -1, train: str | Path | None = None,
                 dev: str | Path | None = None, test: str | Path | None = None,
                 splits: tuple[str, ...] = ("train", "dev", "test"), conllu_tag: str = "upos",
                 text_field: str = "text", label_field: str = "label", ragged: bool = False) -> Corpus:
