@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .conll import DataFormatError, decoded_lines
+from .conll import decoded_lines
 from .words import split_words
 
 
@@ -38,15 +38,9 @@ class RawCorpus:
 
 
 def read_text_file(path: str | Path) -> list[list[str]]:
-    """One text per non-blank line, split into words the way ``entangle predict`` splits text."""
-    texts = []
-    for number, line in decoded_lines(Path(path)):
-        if line.strip():
-            words = split_words(line)
-            if not words:
-                raise DataFormatError(path, number, "a line with text but no word in it")
-            texts.append(words)
-    return texts
+    """One text per line with words, split into words the way ``entangle predict`` splits text (a
+    line of spaces and invisible characters only, which predict answers with no words, is skipped)."""
+    return [words for _, line in decoded_lines(Path(path)) if (words := split_words(line))]
 
 
 def read_raw_corpus(text_files: list[str] = (), datasets: list[str] = (), data_dir: str | None = None) -> RawCorpus:
