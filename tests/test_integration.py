@@ -18,7 +18,7 @@ def wnut():
     dev_file = shared_data("wnut17", "emerging.dev.conll")
     # sentences with entities first, so a short run sees some
     train_sentences = [s for s in read_conll(train_file) if any(t != "O" for t in s.tags)][:160]
-    return train_sentences, read_conll(dev_file)[:80]
+    return train_sentences, read_conll(dev_file)[:40]
 
 
 def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
@@ -27,10 +27,10 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
     labels = build_labels(train_sentences, "ner")
     model, tokenizer = EntangleForTokenClassification.from_encoders("builtin", "minilm", labels, num_coattention_layers=1)
     tagger = Tagger(model, tokenizer)
-    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4, new_lr=1e-3, patience=0)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=8, lr=1e-4, new_lr=1e-3, patience=0)
     summary = train(tagger, train_sentences, dev_sentences, config)
     log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    assert summary["steps"] == 60
+    assert summary["steps"] == 40
     assert log[-1]["train_loss"] < 0.7 * log[0]["train_loss"], [r["train_loss"] for r in log]
     for side in ("subword", "char"):
         assert 0.0 <= log[-1]["dev"][side]["f1"] <= 1.0 and "per_type" in log[-1]["dev"][side]
@@ -40,7 +40,7 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
 
 def _fit_slice(tmp_path, corpus, n_train: int, **create) -> tuple[Tagger, list[float]]:
     tagger = Tagger.create("builtin", "minilm", corpus.labels, **create)
-    tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=3, batch_size=8, lr=1e-4,
+    tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=2, batch_size=8, lr=1e-4,
                new_lr=1e-3, patience=0)
     losses = [json.loads(line)["train_loss"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     return tagger, losses
