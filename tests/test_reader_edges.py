@@ -106,6 +106,12 @@ def test_a_bare_docstart_line_sets_neither_separator_nor_columns(tmp_path):
         assert (tmp_path / "out.txt").read_text() == f"{first}\n\nPETER\tB-PER\nNY\tB-LOC\n"
 
 
+@pytest.mark.parametrize("ragged", [False, True])
+def test_a_no_break_space_inside_a_word_does_not_split_its_columns(tmp_path, ragged):
+    path = write(tmp_path, "10\u00a0000 O\nfans O\n\nNew\u202fYork B-LOC\n")
+    assert [s.words for s in read_conll(path, ragged=ragged)] == [["10\u00a0000", "fans"], ["New\u202fYork"]]
+
+
 def test_a_byte_order_mark_starting_a_later_line_is_skipped(tmp_path):
     """Files joined with cat keep the second one's mark at the start of its first line."""
     path = write(tmp_path, "\ufeff-DOCSTART- O\n\nPeter B-PER\n\n\ufeff-DOCSTART- O\n\nAnna B-PER\n")

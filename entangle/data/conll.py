@@ -188,8 +188,13 @@ def _is_docstart(line: str) -> bool:
     return line.split(None, 1)[0] == DOCSTART
 
 
+#: What separates the columns of a space-separated file: ASCII spaces only (``str.split()`` would
+#: also split a word at a no-break space, U+202F or U+2028, and lose half of it in a ragged file).
+_ASCII_SPACES = re.compile(r"[ \t\f\v]+")
+
+
 def _split(line: str, separator: str) -> list[str]:
-    return line.split("\t") if separator == "\t" else line.split()
+    return line.split("\t") if separator == "\t" else _ASCII_SPACES.split(line.strip(" \t\f\v"))
 
 
 def _check_iob2(tag: str, previous: str, path: Path, line: int, repaired: list[int]) -> str:
