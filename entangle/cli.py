@@ -23,27 +23,11 @@ from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
 
-def _model_dir(path: str) -> str:
-    """The model of a training output directory (OUTPUT/model), else ``path`` as given (a model
-    directory, or a hub name: :meth:`Tagger.from_pretrained` tells them apart and names what is wrong)."""
-    from .training import BEST_DIR
-
-    directory = Path(path).expanduser()
-    if (directory / "config.json").is_file():
-        return path
-    if (directory / BEST_DIR).is_dir():
-        return str(directory / BEST_DIR)
-    if (directory / RUN_ARGS).is_file():
-        raise ModelLoadError(f"{path}: a training output directory without a model: no {BEST_DIR}/ in it yet "
-                             "(it is written after the first epoch)")
-    return path
-
-
 def _tagger(model: str, compile: bool = False, autocast: str | None = None, **kwargs):
     """The model of a model directory, a training output directory or an ONNX export."""
-    from .predict import Tagger
+    from .predict import Tagger, model_dir
 
-    directory = _model_dir(model)
+    directory = model_dir(model)
     for option, value in (("--compile", compile), ("--autocast", autocast)):
         if value and is_onnx_dir(directory):
             raise UsageError(f"{directory} is an ONNX export; {option} applies to PyTorch models")
@@ -204,7 +188,7 @@ def run_predict(args: argparse.Namespace) -> None:
 def run_export_onnx(args: argparse.Namespace) -> None:
     from .onnx_export import export_onnx
 
-    output = export_onnx(_model_dir(args.model), args.output)
+    output = export_onnx(args.model, args.output)
     graphs = ", ".join(sorted(path.name for path in output.glob("*.onnx")))
     print(f"{output}: {graphs} (checked against PyTorch); run with entangle predict/evaluate {output}", file=sys.stderr)
 
@@ -239,7 +223,7 @@ def run_robustness(args: argparse.Namespace) -> None:
     names = [name for name, _ in named]
     if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise UsageError(f"two models are named {', '.join(map(repr, repeated))}: name each with NAME=DIR")
-    taggers = {name: Tagger.from_pretrained(_model_dir(path)) for name, path in named}
+    taggers = {name: Tagger.from_pretrained(path) for name, path in named}
     tasks = {tagger.model.config.task for tagger in taggers.values()}
     if len(tasks) > 1:
         raise UsageError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")

@@ -24,6 +24,7 @@ from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
+from .arguments import RUN_ARGS
 from .options import ModelLoadError, UsageError, is_onnx_dir
 from .schema import CONFIG_NAMES, MODEL_FIELDS, ModelOptions
 from .tasks import Task, get_task, split_by_words
@@ -119,6 +120,46 @@ def batch_to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dic
     return {k: (v.pin_memory() if pinned else v).to(device, non_blocking=pinned) for k, v in batch.items()}
 
 
+def model_dir(path: str | Path) -> str:
+    """The model of a training output directory (OUTPUT/model), else ``path`` as given (a model
+    directory, or a hub name: :meth:`Tagger.from_pretrained` tells them apart and names what is wrong)."""
+    directory = Path(path).expanduser()
+    if (directory / "config.json").is_file():
+        return str(path)
+    if (directory / BEST_DIR).is_dir():
+        return str(directory / BEST_DIR)
+    if (directory / RUN_ARGS).is_file():
+        raise ModelLoadError(f"{path}: a training output directory without a model: no {BEST_DIR}/ in it yet "
+                             "(it is written after the first epoch)")
+    return str(path)
+
+
+def _check_sentences(sentences, what: str = "sentences") -> None:
+    """Pre-split input: a list of sentences, each a list of words (strings). A string in their place
+    would be read letter by letter, silently; a word that is not text would fail deep in the tokenizer."""
+    if isinstance(sentences, str):
+        raise TypeError(f"{what}: expected a list of sentences, each a list of words, got a string "
+                        "(for raw text use tag_text or classify)")
+    for number, words in enumerate(sentences):
+        if isinstance(words, str) or not isinstance(words, (list, tuple)):
+            raise TypeError(f"{what}: sentence {number} must be a list of words, got {type(words).__name__} "
+                            "(for raw text use tag_text or classify)")
+        for word in words:
+            if not isinstance(word, str):
+                raise TypeError(f"{what}: sentence {number} has a word that is not a string: {word!r}")
+            try:
+                word.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{what}: sentence {number} has a word that is not valid Unicode text (a lone "
+                                 f"surrogate): {word!r}") from None
+
+
+def _check_texts(texts) -> None:
+    """Raw input: a list of strings (a string in its place would be one text per letter)."""
+    if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
+        raise TypeError(f"texts: expected a list of strings, got {texts!r:.80}")
+
+
 def torch_device(name: str | torch.device) -> torch.device:
     """``"auto"`` (the GPU when there is one, else the CPU) or a device name torch knows and this
     machine has; anything else is a :class:`~entangle.options.UsageError` saying which."""
@@ -162,6 +203,8 @@ class Tagger:
             raise ValueError(f"autocast must be one of {', '.join(map(str, AUTOCAST_DTYPES))}, got {autocast!r}")
         if decoding not in DECODINGS:
             raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.model = model
         self.decoding = decoding
         self.tokenizer = tokenizer
@@ -191,6 +234,7 @@ class Tagger:
             if key not in CONFIG_FIELDS:
                 raise TypeError(f"Tagger.create: unknown option {key!r}; the model options are "
                                 f"{', '.join(sorted(MODEL_OPTIONS))}, or any other EntangleConfig field")
+        get_task(task).check_label_set(labels)
         if seed is not None:
             set_seed(seed)
         named = {key: options.pop(key) for key in MODEL_OPTIONS & options.keys()}
@@ -210,6 +254,7 @@ class Tagger:
         tokenizer raise a :class:`~entangle.options.ModelLoadError` naming the file. Any
         other name is looked up on the hub (at once in the cache alone when the hub does not answer).
         """
+        path = model_dir(path)  # a training output directory: its model
         if device is not None and not is_onnx_dir(Path(path)):  # a bad name fails before the model loads
             device = torch_device(device)
         if not looks_local(path):
@@ -293,6 +338,8 @@ class Tagger:
         return self.task.decode(probabilities, self.labels, self.decoding)
 
     def save_pretrained(self, path: str | Path) -> None:
+        if Path(path).exists() and not Path(path).is_dir():  # transformers would only log it and save nothing
+            raise FileExistsError(f"{path}: a file; save the model to a directory")
         self.model.save_pretrained(path)
         if self.tokenizer is not None:
             self.tokenizer.save_pretrained(path)
@@ -311,6 +358,9 @@ class Tagger:
         several processes (``accelerator``), each process runs every n-th window and the owned
         rows are gathered, so no window is dropped or counted twice.
         """
+        if isinstance(sides, str):
+            raise TypeError(f"sides is a tuple of side names, e.g. ({sides!r},), got the string {sides!r}")
+        _check_sentences(sentences)
         sides = sides or self.model.config.trained_sides
         # A sentence without words has no units to label; only the others are featurized.
         nonempty = [i for i, words in enumerate(sentences) if words]
@@ -429,6 +479,7 @@ class Tagger:
 
     def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
         """Label raw strings: each is split into words with :func:`split_words` first."""
+        _check_texts(texts)
         return self.tag([split_words(text) for text in texts], side)
 
     def tag_chars(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedCharacters]:
@@ -444,6 +495,7 @@ class Tagger:
         """The class of each raw text (split into words with :func:`split_words`); a text longer
         than the encoders' windows is classified from all its windows (their mean probabilities)."""
         side = self._side(side, "text")
+        _check_texts(texts)
         labels = self.labels
         words = [split_words(text) for text in texts]
         for number, (text, split) in enumerate(zip(texts, words)):

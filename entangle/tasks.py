@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from .data.conll import IOB2_TAG
 from .data.labels import UnknownLabelError, build_labels
 from .decoding import DECODINGS, argmax_decode, iob2_viterbi
 from .metrics import (accuracy_counts, accuracy_of_counts, char_accuracy, class_counts, classification_scores,
@@ -91,15 +92,26 @@ class Task:
         """``{label: (occurrences, the first places it occurs)}`` for every gold label not in ``labels``."""
         known = set(labels)
         unknown: dict[str, tuple[int, list[str]]] = {}
-        for example in examples:
+        for number, example in enumerate(examples):
             for index, label in enumerate(self.gold(example)):
                 if label not in known:
                     count, where = unknown.get(label, (0, []))
                     place = example.where(index) if self.unit == "word" and hasattr(example, "where") else example.source
+                    place = place or f"example {number}"  # made in memory: no file to name
                     if len(where) < places and place not in where:
                         where.append(place)
                     unknown[label] = (count + 1, where)
         return unknown
+
+    def check_label_set(self, labels) -> None:
+        """A model's labels, given by hand (``Tagger.create``; the command line builds them from the
+        data): distinct strings, at least one, and valid for the task's grammar."""
+        if isinstance(labels, str) or not isinstance(labels, (list, tuple)) or not labels:
+            raise ValueError(f"labels must be a non-empty list of label names, got {labels!r}")
+        if not all(isinstance(label, str) and label for label in labels):
+            raise ValueError(f"labels must be non-empty strings, got {labels!r}")
+        if repeated := sorted({label for label in labels if labels.count(label) > 1}):
+            raise ValueError(f"labels must be distinct; repeated: {', '.join(repeated)}")
 
     def units(self, words: list[str]) -> int:
         """How many labels an example with these words has."""
@@ -116,6 +128,11 @@ class NerTask(Task):
 
     def label_set(self, examples: list) -> list[str]:
         return build_labels(examples, self.name)
+
+    def check_label_set(self, labels) -> None:
+        super().check_label_set(labels)
+        if self.has_label_grammar and ("O" not in labels or not all(IOB2_TAG.match(label) for label in labels)):
+            raise ValueError(f"NER labels are IOB2 tags with O among them (O, B-TYPE, I-TYPE), got {labels!r}")
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:
         return entity_scores([self.gold(e) for e in examples], predicted)

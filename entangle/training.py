@@ -219,6 +219,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     With ``config.resume`` the run continues from ``output_dir/checkpoint``. Returns the summary
     (best epoch, its dev metrics per side, training time).
     """
+    if not train_sentences:
+        raise ValueError("no training examples: nothing to train on")
+    if dev_sentences is not None and not dev_sentences:
+        raise ValueError("no dev examples: give some, or dev=None to keep the model of the lowest training loss")
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     accelerator = Accelerator(gradient_accumulation_steps=config.gradient_accumulation_steps,
@@ -227,6 +231,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     model = tagger.model
     label2id = model.config.label2id
     tagger.task.check_labels(train_sentences, tagger.labels, "the training data")
+    if dev_sentences is not None:  # before training, not after its first epoch
+        tagger.task.check_labels(dev_sentences, tagger.labels, "the dev data")
     if config.train_noise and tagger.task.unit == "char":
         raise ValueError("train_noise changes characters, so it cannot keep per-character labels (task "
                          f"{tagger.task.name}); it is for word and text labels")

@@ -501,8 +501,11 @@ def test_train_noise_draws_a_new_noisy_copy_each_epoch_with_the_labels_kept(tmp_
     assert all(len(a) == len(b) for a, b in zip(first, clean)) and any(w.islower() and w != w0.lower()
                                                                      for s, s0 in zip(second, clean) for w, w0 in zip(s, s0))
     assert seen[0][1] == seen[1][1] == seen[2][1]  # labels unchanged
+    from entangle.data.intraword import CharTaggedSentence
+
     with pytest.raises(ValueError, match="train_noise changes characters"):
-        train(Tagger(*tiny_model(m=1, side="char", task="char-tagging", labels=["A", "B"])), [], None,
+        train(Tagger(*tiny_model(m=1, side="char", task="char-tagging", labels=["A", "B"])),
+              [CharTaggedSentence(["ab"], [["A", "B"]], [True])], None,
               TrainingConfig(output_dir=str(tmp_path / "chars"), train_noise=0.5))
 
 

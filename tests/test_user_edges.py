@@ -511,3 +511,64 @@ def test_train_warns_about_an_unseen_test_label(saved, tmp_path):
               "-m", "0", "--side", "subword", "--epochs", "1", "--max-steps", "1", "--batch-size", "8",
               "--output", str(tmp_path / "run")])
     assert (tmp_path / "run" / "model" / "config.json").is_file()
+
+
+# -- the Python API: the command line's checks, and input of the wrong shape named ---------------
+
+
+def test_the_api_refuses_input_of_the_wrong_shape_instead_of_reading_it_letter_by_letter():
+    tagger = Tagger(*tiny_model())
+    for call, argument, message in (
+            (tagger.tag, "Paris", "expected a list of sentences, each a list of words, got a string"),
+            (tagger.tag, ["Paris", "is"], "sentence 0 must be a list of words, got str"),
+            (tagger.tag, [["Paris", None]], "sentence 0 has a word that is not a string: None"),
+            (tagger.tag_text, "Paris is", "texts: expected a list of strings"),
+            (tagger.tag_text, [["Paris"]], "texts: expected a list of strings")):
+        with pytest.raises(TypeError, match=message):
+            call(argument)
+    with pytest.raises(ValueError, match="not valid Unicode text"):
+        tagger.tag([["\ud800"]])
+    with pytest.raises(TypeError, match=r"sides is a tuple of side names, e.g. \('subword',\)"):
+        tagger.probabilities([["Paris"]], sides="subword")
+    classifier = Tagger(*tiny_model(m=1, task="classification", labels=["neg", "pos"]))
+    with pytest.raises(TypeError, match="texts: expected a list of strings"):
+        classifier.classify("good day")
+
+
+@pytest.mark.parametrize("batch_size", [0, -2, 2.5, True])
+def test_a_batch_size_below_one_or_not_whole_is_refused(batch_size):
+    with pytest.raises(ValueError, match=f"batch_size must be a whole number of at least 1, got {batch_size!r}"):
+        Tagger(*tiny_model(), batch_size=batch_size)
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([], "a non-empty list of label names"), ("OBI", "a non-empty list of label names"),
+    (["O", "O", "B-PER"], "repeated: O"), (["O", 1], "non-empty strings"),
+    (["O", "PER"], "IOB2 tags with O among them"), (["B-PER", "I-PER"], "IOB2 tags with O among them"),
+])
+def test_create_checks_the_labels_it_is_given(labels, message, saved):
+    with pytest.raises(ValueError, match=message):
+        Tagger.create(str(saved / "char"), str(saved / "subword"), labels, coattention_layers=1)
+
+
+def test_fit_refuses_empty_data_and_checks_dev_labels_before_training(tmp_path, saved):
+    from entangle.data.conll import Sentence
+
+    tagger = Tagger(*tiny_model())
+    train = [Sentence(["Peter", "lives"], ["B-PER", "O"])]
+    with pytest.raises(ValueError, match="no training examples"):
+        tagger.fit([], train, output_dir=str(tmp_path / "a"))
+    with pytest.raises(ValueError, match="no dev examples"):
+        tagger.fit(train, [], output_dir=str(tmp_path / "b"))
+    with pytest.raises(UnknownLabelError, match=r"the dev data has 1 label\(s\) .*'B-XYZ' \(first at example 0\)"):
+        tagger.fit(train, [Sentence(["Anna"], ["B-XYZ"])], output_dir=str(tmp_path / "c"), max_steps=1)
+    assert not (tmp_path / "c" / "metrics.jsonl").exists()  # refused before any training
+
+
+def test_the_api_reads_a_training_output_directory_as_its_model_and_saves_only_to_a_directory(tmp_path, saved):
+    shutil.copytree(saved / "model", tmp_path / "run" / "model")
+    assert Tagger.from_pretrained(tmp_path / "run").labels == Tagger.from_pretrained(saved / "model").labels
+    (tmp_path / "file").write_text("keep me")
+    with pytest.raises(FileExistsError, match="a file; save the model to a directory"):
+        Tagger.from_pretrained(saved / "model").save_pretrained(tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "keep me"
