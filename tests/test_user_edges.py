@@ -563,6 +563,8 @@ def test_fit_refuses_empty_data_and_checks_dev_labels_before_training(tmp_path, 
     with pytest.raises(UnknownLabelError, match=r"the dev data has 1 label\(s\) .*'B-XYZ' \(first at example 0\)"):
         tagger.fit(train, [Sentence(["Anna"], ["B-XYZ"])], output_dir=str(tmp_path / "c"), max_steps=1)
     assert not (tmp_path / "c" / "metrics.jsonl").exists()  # refused before any training
+    with pytest.raises(ValueError, match="a sentence: 3 words but 1 tags"):
+        Sentence(["Peter", "lives", "here"], ["B-PER"])
 
 
 def test_the_api_reads_a_training_output_directory_as_its_model_and_saves_only_to_a_directory(tmp_path, saved):

@@ -39,6 +39,10 @@ class Sentence:
     #: The source line of each word, for messages about one word (``None`` where a reader does not keep them).
     lines: list[int] | None = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self):
+        if self.tags is not None and len(self.tags) != len(self.words):  # made by hand (the readers pair them)
+            raise ValueError(f"{self.source or 'a sentence'}: {len(self.words)} words but {len(self.tags)} tags")
+
     def where(self, index: int) -> str:
         """``path:line`` of word ``index``: its own line when the reader kept it, else the sentence's first."""
         if self.lines is not None and 0 <= index < len(self.lines) and ":" in self.source:
