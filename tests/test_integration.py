@@ -38,9 +38,9 @@ def test_training_on_wnut17_slice_lowers_the_loss_and_scores_f1(tmp_path, wnut):
     assert reloaded.evaluate(dev_sentences) == summary["best_dev"]
 
 
-def _fit_slice(tmp_path, corpus, n_train: int, **create) -> tuple[Tagger, list[float]]:
+def _fit_slice(tmp_path, corpus, n_train: int, epochs: int = 3, **create) -> tuple[Tagger, list[float]]:
     tagger = Tagger.create("builtin", "minilm", corpus.labels, **create)
-    tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=2, batch_size=8, lr=1e-4,
+    tagger.fit(corpus.train[:n_train], corpus.dev[:40], output_dir=str(tmp_path), epochs=epochs, batch_size=8, lr=1e-4,
                new_lr=1e-3, patience=0)
     losses = [json.loads(line)["train_loss"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     return tagger, losses
@@ -51,7 +51,7 @@ def test_classification_on_a_tweeteval_emotion_slice(tmp_path):
     from entangle.data.corpus import load_corpus
 
     corpus = load_corpus("tweeteval-emotion", data_dir=shared_data("tweeteval").parent)
-    tagger, losses = _fit_slice(tmp_path, corpus, 96, coattention_layers=1, task="classification")
+    tagger, losses = _fit_slice(tmp_path, corpus, 96, epochs=2, coattention_layers=1, task="classification")
     assert losses[-1] < losses[0], losses
     metrics = tagger.evaluate(corpus.test[:40])
     # both sides and the joint head, on by default (it reads each side's first position)
