@@ -244,8 +244,12 @@ def run_perturb(args: argparse.Namespace) -> None:
     if args.data is None:
         raise UsageError("give --data: the dataset (or file) to perturb")
     # Read as tagging, a table's header and rows would become words; refused before anything is read.
-    if data_task(args.data, data_dir=args.data_dir) == "classification":
+    task = data_task(args.data, data_dir=args.data_dir)
+    if task == "classification":
         raise UsageError(f"{args.data}: classification data; perturb writes CoNLL and CoNLL-U files only")
+    if task == "char-tagging":  # as --train-noise and robustness refuse it
+        raise UsageError(f"{args.data}: labels per character; a noisy copy changes characters (even case can change "
+                         "a word's length), so its labels would no longer pair with them")
     if is_classification_file(table := split_files(args.data, args.data_dir)[0].get(args.split, "")):
         # a table beside tagged splits (train.txt, test.csv): read as columns, it fails or perturbs its header
         raise UsageError(f"{table}: classification data; perturb writes CoNLL and CoNLL-U files only")

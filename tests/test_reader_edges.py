@@ -194,6 +194,12 @@ def test_perturb_refuses_a_table_beside_tagged_splits(tmp_path, name, table):
     assert not output.exists()
 
 
+def test_perturb_refuses_data_labelled_per_character(tmp_path):
+    with pytest.raises(SystemExit, match=r"^entangle perturb: error: turkish-german-sagt: labels per character; a noisy "
+                                         r"copy changes characters"):
+        main(["perturb", "--data", "turkish-german-sagt", "--data-dir", str(tmp_path), "--output", str(tmp_path / "x")])
+
+
 def test_perturb_names_a_missing_split(tmp_path):
     write(tmp_path, "Hello O\nworld O\n\n", "train.txt")
     with pytest.raises(SystemExit, match=r"^entangle perturb: error: .* has no dev split \(it has train\)$"):
