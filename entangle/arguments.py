@@ -57,9 +57,12 @@ def share(text: str) -> float:
 def shares(text: str) -> list[float]:
     """An argparse type: comma-separated shares (``0,0.5,1``)."""
     try:
-        return [share(part) for part in text.split(",")]
+        values = [share(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers between 0 and 1, got {text!r}") from None
+    if repeated := sorted({value for value in values if values.count(value) > 1}):  # each would be scored twice
+        raise argparse.ArgumentTypeError(f"{', '.join(map(str, repeated))} given more than once in {text!r}")
+    return values
 
 
 def attacks(text: str) -> list[str]:

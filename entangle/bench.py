@@ -144,6 +144,14 @@ class BenchConfig:
                 raise BenchConfigError(f"{path}: {key}: expected {expected}, got {value!r}")
         values["systems"] = {name: options or {} for name, options in values["systems"].items()}  # null: no options
         config = cls(**values)
+        _check_distinct(path, config)
+        negatable = negatable_train_options()
+        for where, options in (("train", config.train), *((f"system {name!r}", o) for name, o in config.systems.items())):
+            for key, value in options.items():
+                if not isinstance(key, str):
+                    raise BenchConfigError(f"{path}: {where}: option {key!r} is not a name (an option of entangle train)")
+                if value is False and key.replace("-", "_") not in negatable:
+                    raise BenchConfigError(f"{path}: {where}: {key}: false would leave the option out; give its value")
         for option in ("output", "data", "seed", "resume"):
             if option in config.train or any(option in s for s in config.systems.values()):
                 raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
@@ -166,6 +174,24 @@ class BenchConfig:
         if not self.compare:
             return []
         return [self.compare] if all(isinstance(c, str) for c in self.compare) else list(self.compare)
+
+
+def _check_distinct(path: Path, config: BenchConfig) -> None:
+    """A seed, dataset or noisy test listed twice would count one run twice (a spread of 0); two names
+    that give one run directory would share their runs."""
+    for key, items in (("seeds", config.seeds), ("datasets", config.datasets), ("noisy_tests", config.noisy_tests)):
+        if repeated := sorted({str(item) for item in items if items.count(item) > 1}):
+            raise BenchConfigError(f"{path}: {key}: {', '.join(repeated)} listed more than once")
+    if outside := [seed for seed in config.seeds if not 0 <= seed < 2**32]:
+        raise BenchConfigError(f"{path}: seeds: {', '.join(map(str, outside))} outside 0 to 2**32 - 1")
+    for key, names, folder in (("systems", list(config.systems), _slug),
+                               ("datasets", config.datasets, lambda name: _slug(Path(name).name))):
+        by_folder: dict[str, list[str]] = {}
+        for name in names:
+            by_folder.setdefault(folder(name), []).append(name)
+        if shared := [group for group in by_folder.values() if len(group) > 1]:
+            raise BenchConfigError(f"{path}: {key}: {' and '.join(map(repr, shared[0]))} would share the run directory "
+                                   f"{folder(shared[0][0])!r}: rename one")
 
 
 def _list_of(kind: type) -> Callable[[object], bool]:

@@ -79,6 +79,8 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     if config.fusion != "coattention":
         raise ExportError(f"ONNX export covers the entanglement model, not fusion={config.fusion!r}")
     output_dir = Path(output_dir)
+    if (output_dir / "config.json").exists():  # another model's files would be mixed with this one's
+        raise ExportError(f"{output_dir}: already holds a model (config.json); export to a new directory")
     output_dir.mkdir(parents=True, exist_ok=True)
     sides = config.trained_sides
     names = _input_names(config, sides)

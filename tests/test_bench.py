@@ -344,6 +344,14 @@ def test_bad_configs_are_named(tmp_path):
     ("datasets: wnut17", "datasets: expected a list of dataset names, got 'wnut17'"),
     ("output: [1]", "output: expected a path, got [1]"),
     ("bootstrap: 0", "bootstrap: expected a positive number of resamples, got 0"),
+    # Counted twice (a spread of 0), or two names for one run directory: refused before anything trains.
+    ("seeds: [42, 42]", "seeds: 42 listed more than once"),
+    ("datasets: [wnut17, wnut17]", "datasets: wnut17 listed more than once"),
+    ("datasets: [/a/data, /b/data]", "datasets: '/a/data' and '/b/data' would share the run directory 'data': rename one"),
+    ("systems: {m 1: {m: 1}, m_1: {m: 0}}", "systems: 'm 1' and 'm_1' would share the run directory 'm_1': rename one"),
+    ("seeds: [-1]", "seeds: -1 outside 0 to 2**32 - 1"),
+    ("systems: {a: {1: 2}}", "system 'a': option 1 is not a name (an option of entangle train)"),
+    ("systems: {a: {epochs: false}}", "system 'a': epochs: false would leave the option out; give its value"),
 ])
 def test_a_grid_field_of_the_wrong_kind_is_named(line, message, tmp_path):
     config = tmp_path / "bench.yaml"

@@ -110,6 +110,10 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
     assert (tmp_path / "onnx" / GRAPH).is_file()
     with pytest.raises(SystemExit, match="^entangle export-onnx: error: this model is already an ONNX export$"):
         main(["export-onnx", str(tmp_path / "onnx"), str(tmp_path / "again")])
+    for holder in ("model", "onnx"):  # another model's files, or the source's own, would be mixed with the export's
+        with pytest.raises(SystemExit, match=rf"^entangle export-onnx: error: {tmp_path / holder}: already holds a model "
+                                             r"\(config.json\); export to a new directory$"):
+            main(["export-onnx", str(tmp_path / "model"), str(tmp_path / holder)])
     data = tmp_path / "data.conll"
     data.write_text("Paris\tB-LOC\nis\tO\nnice\tO\n\nAnna\tB-PER\nsings\tO\n")
     results = {}

@@ -247,6 +247,8 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     (["perturb", "--data", "d", "--rate", "1.5", "--output", "o"], "argument --rate: must be a share between 0 and 1, got 1.5"),
     (["robustness", "m", "--data", "d", "--rates", "0,2", "--output", "o"],
      "argument --rates: must be a share between 0 and 1, got 2.0"),
+    (["robustness", "m", "--data", "d", "--rates", "0.5,0.5,0", "--output", "o"],
+     "argument --rates: 0.5 given more than once in '0.5,0.5,0'"),
     (["robustness", "m", "--data", "d", "--rates", "0,half", "--output", "o"],
      "argument --rates: expected comma-separated numbers between 0 and 1, got '0,half'"),
     (["robustness", "m", "--data", "d", "--attacks", "charbert,typo", "--output", "o"],
