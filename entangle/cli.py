@@ -223,6 +223,8 @@ def run_robustness(args: argparse.Namespace) -> None:
     names = [name for name, _ in named]
     if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise UsageError(f"two models are named {', '.join(map(repr, repeated))}: name each with NAME=DIR")
+    if Path(args.output).exists() and not Path(args.output).is_dir():  # found before every model is scored
+        raise UsageError(f"--output {args.output}: a file; the report is a directory")
     taggers = {name: Tagger.from_pretrained(path) for name, path in named}
     tasks = {tagger.model.config.task for tagger in taggers.values()}
     if len(tasks) > 1:

@@ -360,6 +360,9 @@ def test_robustness_names_each_model_once(saved, tmp_path, capsys):
     assert one_line_error(["robustness", f"a={saved / 'model'}", f"a={run}", *common], capsys) == (
         "two models are named 'a': name each with NAME=DIR")
     assert one_line_error(["robustness", f"={run}", *common], capsys) == f"={run}: the name before '=' is empty"
+    (tmp_path / "file").write_text("")  # refused before any model is scored, not after all of them
+    assert one_line_error(["robustness", str(run), *common[:-1], str(tmp_path / "file")], capsys) == (
+        f"--output {tmp_path / 'file'}: a file; the report is a directory")
     main(["robustness", str(run), f"b={saved / 'model'}", *common])
     table = (report / "noise_curves.md").read_text()
     assert "| entangle_m=1 |" in table and "| b |" in table
