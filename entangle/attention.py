@@ -115,16 +115,23 @@ def _subword_words(window, spans: list[tuple[int, int]]) -> list[int | None]:
     return owners
 
 
+def check_picture_path(output: str | Path) -> Path:
+    """``output``, if its suffix names a format matplotlib writes (checked before a model is run)."""
+    pyplot()  # the plots extra, or one clear error
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    output = Path(output)
+    formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX installation
+    if output.suffix.lstrip(".").lower() not in formats:
+        raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
+    return output
+
+
 def draw(attention: CrossAttention, output: str | Path, head: int | None = None) -> Path:
     """A figure per module and direction, subwords down and characters across, thin lines between
     words; ``head`` selects one attention head (default: their mean)."""
     plt = pyplot()
-    output = Path(output)
-    from matplotlib.backend_bases import FigureCanvasBase  # the plots extra, present once pyplot() returned
-
-    formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX installation
-    if output.suffix.lstrip(".").lower() not in formats:
-        raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
+    output = check_picture_path(output)
     heads = attention.subword_to_char[0].shape[0]
     if head is not None and not 0 <= head < heads:
         raise UsageError(f"--head {head}: the co-attention has heads 0 to {heads - 1}")

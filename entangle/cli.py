@@ -194,9 +194,10 @@ def run_export_onnx(args: argparse.Namespace) -> None:
 
 
 def run_attention(args: argparse.Namespace) -> None:
-    from .attention import cross_attention, draw
+    from .attention import check_picture_path, cross_attention, draw
     from .data.words import split_words
 
+    check_picture_path(args.output)  # before the model loads and runs
     words = split_words(args.text)
     attention = cross_attention(_tagger(args.model, device=args.device), words)
     start, end = attention.window

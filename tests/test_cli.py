@@ -73,6 +73,9 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     main(["attention", str(out), "Peter lives in New York.", "--head", "3", "--output", str(tmp_path / "attention.png")])
     assert (tmp_path / "attention.png").read_bytes().startswith(b"\x89PNG")
     assert "1 co-attention modules, words 1 to 6 of 6" in capsys.readouterr().err
+    # A suffix matplotlib does not write is refused before the model loads (a model path that is not there).
+    with pytest.raises(SystemExit, match=r"^entangle attention: error: .*x.txt: give the picture a suffix"):
+        main(["attention", str(tmp_path / "no-model"), "Peter", "--output", str(tmp_path / "x.txt")])
 
 
 def test_resume_continues_with_the_original_options(tmp_path, encoders, data, capsys):
