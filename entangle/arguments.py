@@ -24,8 +24,6 @@ from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, OBJECTIVES,
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
-#: The options a training run was started with, kept in its output directory for --resume.
-RUN_ARGS = "run_args.json"
 COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first; "
                 "on 2 CPU cores inference then ran 1.00-1.33x as fast as eager for m=2, depending on the run "
                 "(benchmarks/RESULTS.md): for large inputs only")

@@ -51,13 +51,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .arguments import (RUN_ARGS, data_option_names, negatable_train_options, parse_args, read_yaml, share,
-                        train_defaults, train_option_names)
+from .arguments import (data_option_names, negatable_train_options, parse_args, read_yaml, share, train_defaults,
+                        train_option_names)
 from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
-from .options import read_record, trained_sides
+from .options import RUN_ARGS, read_record, trained_sides
 from .plots import pyplot
 from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task

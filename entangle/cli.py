@@ -10,7 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .arguments import RUN_ARGS, parse_args
+from .arguments import parse_args
 from .bench import BenchConfigError, BenchRunError
 from .data.conll import DataFormatError, decoded_lines, read_conll, rewrite_tokens
 from .data.conllu import is_conllu, read_conllu, write_conllu
@@ -18,7 +18,8 @@ from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
-from .options import ConfigError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir, read_record
+from .options import (RUN_ARGS, ConfigError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir,
+                      read_record)
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 

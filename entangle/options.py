@@ -38,6 +38,9 @@ OBJECTIVES = ("mlm", "distill")
 DISTILL_LOSSES = ("cosine", "centered", "mse")
 #: The graph of an exported model (``entangle.onnx_model``).
 GRAPH = "model.onnx"
+#: The options a run was started with, kept in its output directory for --resume (and what marks
+#: a training output directory).
+RUN_ARGS = "run_args.json"
 
 
 class ConfigError(ValueError):

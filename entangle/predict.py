@@ -24,8 +24,7 @@ from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                weights_file)
 from .onnx_model import OnnxEntangleModel
-from .arguments import RUN_ARGS
-from .options import ModelLoadError, UsageError, is_onnx_dir
+from .options import RUN_ARGS, ModelLoadError, UsageError, is_onnx_dir
 from .schema import CONFIG_NAMES, MODEL_FIELDS, ModelOptions
 from .tasks import Task, get_task, split_by_words
 from .training import BEST_DIR, TrainingConfig, train as run_training
