@@ -387,11 +387,28 @@ def _train_actions() -> tuple[argparse.Action, ...]:
     return tuple(_train_parser(build_parser())._actions)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping: plain YAML keeps the last
+    silently, so a grid's second ``systems:`` or a repeated option would drop the first unseen."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # ``<<: *base``: its keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, typing.Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(problem=f"{key!r} given twice",
+                                                        problem_mark=key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(path: Path) -> typing.Any:
-    """A YAML (or JSON) file's values; a file that cannot be read or parsed is a :class:`ConfigError`
-    naming it (and the line, for a syntax error)."""
+    """A YAML (or JSON) file's values; a file that cannot be read or parsed, or that gives a key
+    twice, is a :class:`ConfigError` naming it (and the line)."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
     except UnicodeDecodeError as err:

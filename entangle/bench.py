@@ -54,7 +54,7 @@ from pathlib import Path
 from .arguments import (data_option_names, negatable_train_options, parse_args, read_yaml, share, train_defaults,
                         train_option_names)
 from .data.conllu import is_conllu
-from .data.corpus import default_task, split_files
+from .data.corpus import data_task, default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
 from .options import RUN_ARGS, read_record, trained_sides
@@ -132,9 +132,9 @@ class BenchConfig:
         values = read_yaml(path)
         if not isinstance(values, dict):
             raise BenchConfigError(f"{path}: expected a mapping (output, datasets, systems, ...)")
+        unknown = sorted(map(str, set(values) - set(cls.__dataclass_fields__)))
         values = {key: value for key, value in values.items() if value is not None}  # null: the field's default
         missing = [key for key in ("output", "datasets", "systems") if key not in values]
-        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
         if missing or unknown:
             raise BenchConfigError(f"{path}: " + "; ".join(
                 ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
@@ -163,9 +163,12 @@ class BenchConfig:
         for pair in config.comparisons:
             listed = isinstance(pair, list) and all(isinstance(c, str) and c.partition(":")[0] in config.systems
                                                     and c.partition(":")[2] in SCORED_SIDES for c in pair)
-            if not listed or len(pair) != 2:
-                raise BenchConfigError(f"{path}: compare needs two 'system:side' entries of listed systems, each side "
-                                       f"one of {', '.join(SCORED_SIDES)} (or a list of such pairs), got {pair}")
+            if not listed or len(pair) != 2 or pair[0] == pair[1]:
+                raise BenchConfigError(f"{path}: compare needs two different 'system:side' entries of listed systems, "
+                                       f"each side one of {', '.join(SCORED_SIDES)} (or a list of such pairs), got {pair}")
+        for key in ("output", "results"):
+            if (where := getattr(config, key)) is not None and Path(where).exists() and not Path(where).is_dir():
+                raise BenchConfigError(f"{path}: {key}: {where} is a file, not a directory")
         return config
 
     @property
@@ -739,8 +742,11 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
     limit the training to part of the grid (a part of a long grid now, the rest later); the report
     still covers every finished run. ``workers`` runs train at once, the CPU cores shared among them."""
     pyplot()  # the report draws a figure per dataset: without matplotlib, stop before the grid trains
-    Path(config.output).mkdir(parents=True, exist_ok=True)
     chosen = (datasets, systems, seeds)
+    if report_only and (workers > 1 or any(subset is not None for subset in chosen)):
+        raise BenchConfigError("--report-only trains nothing and reports every finished run: --datasets, --systems, "
+                               "--seeds and --workers would change nothing")
+    Path(config.output).mkdir(parents=True, exist_ok=True)
     for kind, subset, known in zip(("datasets", "systems", "seeds"), chosen, (config.datasets, config.systems, config.seeds)):
         unknown = sorted(map(str, set(subset or []) - set(known)))
         if unknown:
@@ -749,9 +755,11 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
     todo = [] if report_only else [key for key in grid if all(s is None or k in s for k, s in zip(key, chosen))]
     from .training import CHECKPOINT_DIR  # training imports torch; bench needs only the name
 
-    for key in todo:  # a mistyped option, or a run recorded or begun with other options, stops the grid before anything trains
-        wanted = resolved_options(train_arguments(config, *key))
-        if finished_result(config, *key) is None and (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
+    # A mistyped option, or a run recorded or begun with other options, stops the grid before anything trains.
+    unfinished = {key: resolved_options(train_arguments(config, *key)) for key in todo}
+    unfinished = {key: wanted for key, wanted in unfinished.items() if finished_result(config, *key) is None}
+    for key, wanted in unfinished.items():
+        if (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
             _check_resumable(run_dir(config, *key), wanted)
     for entry in {entry for pair in config.comparisons for entry in pair}:  # else the report fails after the grid
         system, _, side = entry.partition(":")
@@ -761,6 +769,12 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
             if side not in trained:
                 raise BenchConfigError(f"compare {entry!r}: {system!r} trains no {side} head (it trains "
                                        f"{', '.join(sorted(trained))})")
+    for key, wanted in unfinished.items():  # a misspelt dataset, or one not there: refused now, not at its turn
+        try:
+            data_task(wanted["data"], data_dir=wanted["data_dir"], task=wanted["task"], train=wanted["train"],
+                      dev=wanted["dev"])
+        except OSError as err:
+            raise BenchConfigError(f"dataset {key[0]!r}: {err}") from None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux only
     threads = max(1, cores // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes

@@ -363,6 +363,29 @@ def test_a_grid_field_of_the_wrong_kind_is_named(line, message, tmp_path):
     assert str(error.value) == f"{config}: {message}"
 
 
+def test_a_grid_that_would_fail_late_or_change_nothing_is_refused_first(tmp_path):
+    config = tmp_path / "bench.yaml"
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\nseed:\n")  # 'seeds' misspelt, left empty
+    with pytest.raises(BenchConfigError, match="bench.yaml: unknown seed$"):
+        BenchConfig.from_file(config)
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {m: 0}}\ncompare: ['a:subword', 'a:subword']\n")
+    with pytest.raises(BenchConfigError, match="compare needs two different"):
+        BenchConfig.from_file(config)
+    config.write_text(f"output: {config}\ndatasets: [wnut17]\nsystems: {{a: {{m: 0}}}}\n")
+    with pytest.raises(BenchConfigError, match=f"output: {config} is a file, not a directory"):
+        BenchConfig.from_file(config)
+    grid = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"a": {"m": 0}})
+    for subset in ({"workers": 2}, {"seeds": [42]}):
+        with pytest.raises(BenchConfigError, match="--report-only trains nothing"):
+            run_bench(grid, report_only=True, **subset)
+    # A misspelt dataset after a good one: named before the good one trains, not after.
+    data = write_dataset(tmp_path / "tiny")
+    grid = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data), "wnut71"], systems={"a": {"m": 0}})
+    with pytest.raises(BenchConfigError, match="dataset 'wnut71': wnut71 is neither a known dataset name"):
+        run_bench(grid)
+    assert not (tmp_path / "bench" / "tiny").exists()
+
+
 def test_a_system_without_options_of_its_own_takes_the_budgets(tmp_path):
     config = tmp_path / "bench.yaml"
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: null}\ntrain: {m: 0}\n")

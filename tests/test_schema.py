@@ -5,7 +5,7 @@ from dataclasses import fields
 
 import pytest
 
-from entangle.arguments import parse_args, train_defaults, train_option_names
+from entangle.arguments import parse_args, read_yaml, train_defaults, train_option_names
 from entangle.cli import main
 from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS
 from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
@@ -56,6 +56,20 @@ def test_a_config_that_is_not_yaml_is_one_line_naming_its_line(tmp_path, capsys)
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", str(config)])
     assert str(exit_info.value.code).startswith(f"entangle bench: error: {config}:3: not valid YAML: ")
+
+
+def test_a_key_given_twice_is_named_with_its_line_not_overridden_silently(tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text("epochs: 3\nm: 1\nepochs: 5\n")
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config)])
+    assert capsys.readouterr().err.splitlines()[-1] == f"entangle: error: {config}:3: not valid YAML: 'epochs' given twice"
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems:\n  a: {m: 1}\n  a: {m: 2}\n")
+    with pytest.raises(SystemExit, match=f"{config}:5: not valid YAML: 'a' given twice"):
+        main(["bench", str(config)])
+    # A merge key's values may be overridden: that is what it is for.
+    config.write_text("base: &base {m: 1, epochs: 3}\nrun:\n  <<: *base\n  epochs: 5\n")
+    assert read_yaml(config)["run"] == {"m": 1, "epochs": 5}
 
 
 @pytest.mark.parametrize(("line", "message"), [
