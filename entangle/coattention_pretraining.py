@@ -23,12 +23,11 @@ from accelerate.utils import set_seed
 from torch import nn
 from transformers import PreTrainedTokenizerBase
 
-from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, SPACE
+from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, SPACE
 from .data.raw_text import RawCorpus
 from .modeling.modeling_entangle import EntangleModel
 from .options import ConfigError
 from .pretraining import (
-    CHAR_MASK,
     CharMLMHead,
     PretrainCollator,
     PretrainConfig,

@@ -46,7 +46,7 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from .data.batching import train_loader
-from .data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP, Featurizer, char_window
+from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, Featurizer, char_window, code_points
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import subword_window_limit
@@ -55,8 +55,6 @@ from .options import DISTILL_LOSSES, OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
 from .training import CHECKPOINT_DIR, adamw, load_checkpoint, save_checkpoint
 
-#: CANINE's mask code point (private use area).
-CHAR_MASK = 0xE003
 #: The MLM head classifies each masked code point into buckets of this many hash functions.
 MLM_HASH_FUNCTIONS, MLM_HASH_BUCKETS = 2, 8192
 LOG = "pretrain_log.jsonl"
@@ -147,7 +145,7 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
             example.subword_spans = [spans[j] for j in owned]
             example.subword_char_starts, example.subword_char_ends = window.subword_char_starts, window.subword_char_ends
         if noisy is not None:
-            words = [[ord(c) for c in w[: featurizer.char_budget]] for w in noisy[window.sentence][window.start : window.end]]
+            words = [code_points(w, featurizer.char_budget) for w in noisy[window.sentence][window.start : window.end]]
             ids, starts = char_window(words)
             example.noisy_char_ids, example.noisy_char_spans = ids, _char_spans(ids, starts, owned)
         examples.append(example)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from entangle.data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
+from entangle.data.features import CHAR_CLS, CHAR_MASK, CHAR_SEP, SPACE, Featurizer
 from tiny import bytelevel_bpe_tokenizer, unigram_tokenizer, wordpiece_tokenizer
 
 TRICKY = [
@@ -67,6 +67,13 @@ def test_combining_marks_and_emoji_count_as_code_points():
     aligned = featurizer.align([["e\u0301", "👩\u200d👧"]])[0]
     assert aligned.chars == [[ord("e"), 0x301], [0x1F469, 0x200D, 0x1F467]]
     assert aligned.subwords is None
+
+
+def test_no_text_passes_for_a_marker_of_the_character_side():
+    featurizer = Featurizer(None, max_chars=2048, max_subwords=None)
+    markers = "".join(map(chr, (CHAR_CLS, CHAR_SEP, CHAR_MASK)))
+    window = next(iter(featurizer.featurize([["a" + markers, "\ue002"]])))
+    assert window.char_ids == [CHAR_CLS, ord("a"), 0xFFFD, 0xFFFD, 0xFFFD, SPACE, 0xE002, CHAR_SEP]
 
 
 def test_whitespace_words_are_rejected_with_their_position():

@@ -8,11 +8,11 @@ import torch
 from tiny import CORPUS, tiny_model
 
 from entangle.coattention_pretraining import mask_words, pretrain_coattention
-from entangle.data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
+from entangle.data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP
 from entangle.data.raw_text import RawCorpus
 from entangle.data.words import split_words
 from entangle.options import ConfigError
-from entangle.pretraining import CHAR_MASK, PretrainCollator, PretrainConfig, build_examples
+from entangle.pretraining import PretrainCollator, PretrainConfig, build_examples
 
 
 #: A tiny model co-attention pretraining accepts: its character encoder counts as pretrained, its sides read each other.

@@ -8,11 +8,10 @@ import pytest
 import torch
 from tiny import CORPUS, LABELS, char_encoder, subword_encoder
 
-from entangle.data.features import CHAR_CLS, CHAR_PAD, CHAR_SEP
+from entangle.data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP
 from entangle.data.raw_text import RawCorpus, read_raw_corpus
 from entangle.data.words import split_words
 from entangle.pretraining import (
-    CHAR_MASK,
     LOG,
     CharPretrainingModel,
     PretrainConfig,

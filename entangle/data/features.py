@@ -33,7 +33,8 @@ from ..options import ConfigError
 from ..tasks import UNITS, get_task
 
 # CANINE's conventions (private-use code points), used by the built-in encoder too.
-CHAR_CLS, CHAR_SEP, CHAR_PAD = 0xE000, 0xE001, 0
+CHAR_CLS, CHAR_SEP, CHAR_PAD, CHAR_MASK = 0xE000, 0xE001, 0, 0xE003
+_MARKERS = frozenset((CHAR_CLS, CHAR_SEP, CHAR_MASK))
 SPACE = ord(" ")
 #: Share of a window's budget repeated as context at the start of the next window (at least one
 #: word when that word fits beside the next one).
@@ -147,7 +148,7 @@ class Featurizer:
         else:
             subwords, spans = [None] * len(sentences), [None] * len(sentences)
         limit = self.char_budget if self.max_chars is not None else None
-        chars = [[list(map(ord, word[:limit])) for word in words] for words in sentences] if self.use_chars else None
+        chars = [[code_points(word, limit) for word in words] for words in sentences] if self.use_chars else None
         return [
             AlignedSentence(chars[i] if chars is not None else [[] for _ in words], subwords[i], [len(w) for w in words],
                             spans[i] if self.subword_char_spans else None)
@@ -308,6 +309,16 @@ def _without_cycle_collection():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def code_points(word: str, limit: int | None = None) -> list[int]:
+    """A word's first ``limit`` code points as the character side reads them: a private-use code
+    point that the side keeps as a marker (start, end, mask) is read as U+FFFD, so that no text
+    passes for a window's start or end."""
+    ids = list(map(ord, word[:limit]))
+    if ids and max(ids) >= CHAR_CLS and not _MARKERS.isdisjoint(ids):  # max first: most words are far below
+        ids = [0xFFFD if i in _MARKERS else i for i in ids]
+    return ids
 
 
 def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:
