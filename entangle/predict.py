@@ -82,8 +82,15 @@ class ClassifiedText:
                 "probabilities": {k: round(v, 6) for k, v in self.distribution.items()}}
 
     def to_conll(self) -> str:
-        """label<TAB>probability<TAB>text (an empty line for a text without words)."""
-        return f"{self.label}\t{self.probability:.4f}\t{self.text}\n" if self.label is not None else "\n"
+        """label<TAB>probability<TAB>text (an empty line for a text without words); the text's tabs and
+        line breaks (a CSV cell may hold them) are written as spaces, so that each text stays one line
+        of three columns."""
+        text = self.text.translate(_ONE_LINE)
+        return f"{self.label}\t{self.probability:.4f}\t{text}\n" if self.label is not None else "\n"
+
+
+#: A tab, and everything ``str.splitlines`` breaks a line at, as a space.
+_ONE_LINE = str.maketrans(dict.fromkeys("\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
 
 
 def _segments(word: str, labels: list[str]) -> str:
