@@ -80,6 +80,14 @@ def test_a_directory_of_ud_files_is_a_tagging_corpus(tmp_path):
     noisy = read_conllu(tmp_path / "n.conllu")
     assert noisy[0].words == ["VAMOS", "nos", "a", "el", "mar"] and noisy[1].words == ["lol"]  # < 4 letters: kept
     assert noisy[0].tags == ["VERB", "PRON", "ADP", "DET", "NOUN"] and "1-2\tVámonos" in (tmp_path / "n.conllu").read_text()
+    # The text of a sentence whose words changed is theirs (a multi-word token keeps its surface form).
+    write_conllu(tmp_path / "n.conllu", tmp_path / "m.conllu", [["Vamos", "nos", "a", "el", "MAR"], ["lol"]], "form")
+    assert (tmp_path / "m.conllu").read_text() == (tmp_path / "n.conllu").read_text().replace(
+        "# text = Vámonos al mar", "# text = Vámonos al MAR").replace("5\tmar", "5\tMAR").replace("VAMOS", "Vamos")
+    (tmp_path / "glued.conllu").write_text("# text = lol!\n1\tlol\tlol\tINTJ\t_\t_\t0\troot\t_\tSpaceAfter=No\n"
+                                           "2\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n")
+    write_conllu(tmp_path / "glued.conllu", tmp_path / "m.conllu", [["LOL", "!"]], "form")
+    assert "# text = LOL!\n" in (tmp_path / "m.conllu").read_text()
     with pytest.raises(SystemExit, match=r"n.txt: the copy keeps the format of xx_tiny-ud-test.conllu.*name it with one"):
         main(["perturb", "--data", str(tmp_path), "--attack", "upper", "--output", str(tmp_path / "n.txt")])
     assert not (tmp_path / "n.txt").exists()  # else read back as CoNLL columns, its comment lines as words

@@ -125,7 +125,7 @@ def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
 def write_conllu(path: str | Path, out_path: str | Path, values: list[list[str]], field: str = "upos") -> None:
     """Copy a CoNLL-U file with ``values`` (per sentence, per syntactic word) in column ``field``
     (``form``, ``upos`` or ``xpos``); comments, multi-word tokens, empty nodes and every other
-    column stay as they were. ``out_path`` may be ``path`` itself (:func:`~entangle.data.conll.replacing`)."""
+    column stay as they were, except a ``# text`` comment, rebuilt from the new forms where they differ. ``out_path`` may be ``path`` itself (:func:`~entangle.data.conll.replacing`)."""
     path = Path(path)
     sentences = read_conllu(path, tag=None)  # validates, with file:line errors
     if [len(s.words) for s in sentences] != [len(t) for t in values]:
@@ -136,9 +136,31 @@ def write_conllu(path: str | Path, out_path: str | Path, values: list[list[str]]
         for block in _blocks(path):
             has_words = any(_WORD_ID.fullmatch(line.split("\t")[0]) for _, line in block if not line.startswith("#"))
             words = iter(next(per_sentence) if has_words else ())  # a block of comments only is copied as is
-            for _, line in block:
-                fields = line.split("\t")
-                if not line.startswith("#") and _WORD_ID.fullmatch(fields[0]):
-                    fields[column] = next(words)
-                out.write("\t".join(fields) + "\n")
-            out.write("\n")
+            rows = [line.split("\t") if not line.startswith("#") else [line] for _, line in block]
+            changed = False
+            for fields in rows:
+                if len(fields) > 1 and _WORD_ID.fullmatch(fields[0]):
+                    value = next(words)
+                    changed |= fields[column] != value
+                    fields[column] = value
+            if field == "form" and changed:  # new words: the sentence's text is theirs now
+                text = _surface_text([fields for fields in rows if len(fields) > 1])
+                rows = [[f"# text = {text}"] if _is_text_comment(fields) else fields for fields in rows]
+            out.write("".join("\t".join(fields) + "\n" for fields in rows) + "\n")
+
+
+def _is_text_comment(fields: list[str]) -> bool:
+    return len(fields) == 1 and fields[0][1:].lstrip().partition("=")[0].strip() == "text"
+
+
+def _surface_text(rows: list[list[str]]) -> str:
+    """A sentence's text from its tokens, as UD writes ``# text``: each multi-word token's surface
+    form (not its words), every other word's form, then a space unless MISC says ``SpaceAfter=No``."""
+    text, covered = [], 0
+    for fields in rows:
+        if span := _RANGE.fullmatch(fields[0]):
+            covered = int(span.group(2))
+        elif not (_WORD_ID.fullmatch(fields[0]) and int(fields[0]) > covered):
+            continue  # an empty node, or a word of a multi-word token
+        text += [fields[1], "" if "SpaceAfter=No" in fields[9].split("|") else " "]
+    return "".join(text[:-1])
