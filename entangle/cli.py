@@ -18,7 +18,7 @@ from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
-from .options import (RUN_ARGS, ConfigError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir,
+from .options import (RUN_ARGS, ConfigError, DivergedError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir,
                       read_record)
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         handlers[args.command](args)
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, DownloadError, NoTextError, BenchConfigError,
-            BenchRunError, ConfigError, ExportError, MissingExtraError, UsageError, ModelLoadError) as err:
+            BenchRunError, ConfigError, DivergedError, ExportError, MissingExtraError, UsageError, ModelLoadError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
     except OSError as err:  # a file that cannot be read or written: which one, and why

@@ -59,6 +59,10 @@ class ExportError(ValueError):
     """A model that cannot be exported to ONNX (its kind, or code that fixes a length); the message says why."""
 
 
+class DivergedError(RuntimeError):
+    """A training whose weights became NaN or infinite; the message says when, and what was kept."""
+
+
 class MissingExtraError(ImportError):
     """An optional extra (offline, multilingual, onnx, plots) is not installed; the message names the pip command."""
 

@@ -31,7 +31,7 @@ from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
 from .modeling.loading import first_line
 from .noise import lowercase_sentences, perturb_sentences
-from .options import BUILTIN_CHAR_MODEL_TYPE, UsageError, char_encoder_kind, default_char_lr
+from .options import BUILTIN_CHAR_MODEL_TYPE, DivergedError, UsageError, char_encoder_kind, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
 from .tasks import Task
@@ -337,7 +337,9 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 if state.step == total_steps:
                     break
                 if config.save_steps and state.step % config.save_steps == 0:
+                    _check_finite(model, state, config)
                     checkpoint()
+        _check_finite(model, state, config)  # before anything is saved: the last checkpoint and best model stay good
         record = {"epoch": state.epoch, "step": state.step, "train_loss": state.loss_sum / max(state.batches_done, 1),
                   "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
         tagger.model = accelerator.unwrap_model(model)
@@ -382,6 +384,16 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             write_model_card(output / BEST_DIR, tagger.model.config, summary, config)
     tagger.model = accelerator.unwrap_model(model)
     return summary
+
+
+def _check_finite(model: torch.nn.Module, state: LoopState, config: TrainingConfig) -> None:
+    """Stop a run whose weights are no longer finite: it cannot recover, and with no dev set its
+    NaN training loss would never count as better, so it would end without a model and say nothing."""
+    if all(torch.isfinite(p).all() for p in model.parameters()):
+        return
+    raise DivergedError(f"{config.output_dir}: training diverged in epoch {state.epoch} (by step {state.step}): the "
+                        "weights are NaN or infinite, so nothing more was saved. Train again with a lower --lr or "
+                        f"--new-lr (now {config.lr:g} and {config.new_lr:g}), or without --mixed-precision fp16")
 
 
 def collapsed_heads(predicted: dict[str, list[list[str]]], gold_labels: set[str]) -> dict[str, str]:

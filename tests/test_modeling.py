@@ -306,6 +306,26 @@ def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
     assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 3
 
 
+def test_a_run_whose_weights_become_nan_stops_and_saves_nothing_more(tmp_path):
+    """Without a dev set a NaN training loss never counts as better: such a run once ended with no
+    model and no word of why."""
+    from entangle.data.conll import Sentence
+    from entangle.options import DivergedError
+    from entangle.training import CHECKPOINT_DIR, TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
+    model, tokenizer = tiny_model(m=1)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, patience=0)
+    train(Tagger(model, tokenizer), sentences, None, replace(config, epochs=1))
+    saved = (tmp_path / CHECKPOINT_DIR / "model.safetensors").read_bytes()
+    model.classifiers["subword"].register_forward_hook(lambda module, inputs, output: output * float("nan"))
+    with pytest.raises(DivergedError, match=r"training diverged in epoch 2 \(by step 4\): the weights are NaN or "
+                                            r"infinite, so nothing more was saved. Train again with a lower --lr"):
+        train(Tagger(model, tokenizer), sentences, None, replace(config, resume=True))
+    assert (tmp_path / CHECKPOINT_DIR / "model.safetensors").read_bytes() == saved  # epoch 1's, to go on from
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 1
+
+
 def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():
     from entangle.training import collapsed_heads
 
