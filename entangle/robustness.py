@@ -25,9 +25,10 @@ def noise_curves(taggers: dict[str, Tagger], sentences: list[Sentence], attacks:
     Character-level tasks are not supported: misspelling a word changes the characters its gold
     labels belong to.
     """
-    for name, tagger in taggers.items():
+    for name, tagger in taggers.items():  # every model checked before any is scored
         if tagger.task.unit == "char":
             raise UsageError(f"{name}: noise curves need word or text labels, not per-character ones ({tagger.task.name})")
+        tagger.task.check_labels(sentences, tagger.labels, f"for model {name}, the clean set")
     clean = {name: tagger.evaluate(sentences, "the clean set") for name, tagger in taggers.items()}
     rows = []
     for attack in attacks:

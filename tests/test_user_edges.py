@@ -363,6 +363,10 @@ def test_robustness_names_each_model_once(saved, tmp_path, capsys):
     (tmp_path / "file").write_text("")  # refused before any model is scored, not after all of them
     assert one_line_error(["robustness", str(run), *common[:-1], str(tmp_path / "file")], capsys) == (
         f"--output {tmp_path / 'file'}: a file; the report is a directory")
+    (tmp_path / "misc.txt").write_text("Paris\tB-MISC\n")  # a label that the model it is scored with never saw
+    message = one_line_error(["robustness", str(run), f"b={saved / 'model'}", "--data", str(tmp_path / "misc.txt"),
+                              *common[2:]], capsys)
+    assert message.startswith("for model entangle_m=1, the clean set has 1 label(s) that are not in the training labels")
     main(["robustness", str(run), f"b={saved / 'model'}", *common])
     table = (report / "noise_curves.md").read_text()
     assert "| entangle_m=1 |" in table and "| b |" in table
