@@ -155,6 +155,10 @@ class BenchConfig:
         for option in ("output", "data", "seed", "resume"):
             if option in config.train or any(option in s for s in config.systems.values()):
                 raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
+        for options in (config.train, *config.systems.values()):  # nor by a --config file a run reads
+            if isinstance(given := options.get("config"), str) and isinstance(values := read_yaml(Path(given)), dict):
+                if placed := sorted({"output", "data", "seed", "resume"} & {str(k).replace("-", "_") for k in values}):
+                    raise BenchConfigError(f"{path}: {given} sets {', '.join(placed)}, which the benchmark sets per run")
         for variant in config.noisy_tests:
             attack, _, rate = variant.partition("@")
             if attack not in ATTACK_NAMES or not _is_share(rate):

@@ -374,6 +374,10 @@ def test_a_grid_that_would_fail_late_or_change_nothing_is_refused_first(tmp_path
     config.write_text(f"output: {config}\ndatasets: [wnut17]\nsystems: {{a: {{m: 0}}}}\n")
     with pytest.raises(BenchConfigError, match=f"output: {config} is a file, not a directory"):
         BenchConfig.from_file(config)
+    (tmp_path / "run.yaml").write_text("epochs: 2\nresume: old/run\n")  # read by every run: each would resume one
+    config.write_text(f"output: x\ndatasets: [wnut17]\nsystems: {{a: {{m: 0, config: {tmp_path / 'run.yaml'}}}}}\n")
+    with pytest.raises(BenchConfigError, match="run.yaml sets resume, which the benchmark sets per run"):
+        BenchConfig.from_file(config)
     grid = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"a": {"m": 0}})
     for subset in ({"workers": 2}, {"seeds": [42]}):
         with pytest.raises(BenchConfigError, match="--report-only trains nothing"):
