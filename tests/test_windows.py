@@ -42,6 +42,18 @@ def test_a_word_longer_than_a_window_is_clipped_but_still_predicted():
     assert all(len(w.char_ids) <= 12 and len(w.subword_ids) <= 6 for w in windows)
 
 
+def test_a_word_taking_most_of_a_window_costs_a_few_windows_each_owning_words():
+    """Context that no longer fits beside the next word once made each next window end where the
+    last one did: a window per context word (quadratic), most owning nothing (a NaN loss)."""
+    featurizer = Featurizer(None, max_chars=2048, max_subwords=None)
+    words = ["a"] * 300 + ["x" * 2000, "b"]
+    windows = featurizer.featurize([words], [list(range(len(words)))])
+    assert len(windows) == 3 and owners(windows, len(words)) == [1] * len(words)
+    assert all(w.own_end > w.own_start for w in windows)
+    small = Featurizer(None, max_chars=20, max_subwords=None).featurize([["hello", "a", "b", "x" * 18, "c"]])
+    assert [(w.start, w.end, w.own_start, w.own_end) for w in small] == [(0, 3, 0, 3), (3, 4, 3, 4), (4, 5, 4, 5)]
+
+
 def test_short_sentence_is_one_window():
     featurizer = Featurizer(wordpiece_tokenizer(), 2048, 512)
     [window] = featurizer.featurize([["just", "short"]])

@@ -214,8 +214,11 @@ class Featurizer:
             ranges.append((start, end))
             if end >= n:
                 return ranges
+            # Context before the next word, within its share of the budget and only as much as still
+            # fits beside that word: else the next window could not reach it and would end where
+            # this one does (near-copies of one window, a word at a time, owning nothing).
             next_start = end
-            while next_start - 1 > start and fits(next_start - 1, end, CONTEXT_SHARE):
+            while next_start - 1 > start and fits(next_start - 1, end, CONTEXT_SHARE) and fits(next_start - 1, end + 1):
                 next_start -= 1
             if next_start == end and end - 1 > start and fits(end - 1, end + 1):
                 next_start = end - 1  # at least one word of context whenever it fits beside the next word
