@@ -178,13 +178,17 @@ class LoopState:
                "elapsed", "peak_memory_mb", "peak_gpu_memory_mb", "devices")
 
     def state_dict(self) -> dict:
+        # The generator itself too: Accelerate's random states do not cover it, and a run resumed from
+        # an epoch's closing checkpoint draws the next epoch's batch order from it.
         return {**{name: getattr(self, name) for name in self._FIELDS},
-                "epoch_generator_state": self.epoch_generator_state}
+                "epoch_generator_state": self.epoch_generator_state, "generator_state": self.generator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         for name in self._FIELDS:
             setattr(self, name, state.get(name, getattr(self, name)))  # a field added since: its start value
         self.epoch_generator_state = state["epoch_generator_state"]
+        if "generator_state" in state:  # a checkpoint from before it was kept: the seed's state, as then
+            self.generator.set_state(state["generator_state"])
 
 
 def _halving_after_warmup(warmup_steps: int, state: LoopState) -> Callable[[int], float]:

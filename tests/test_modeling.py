@@ -339,15 +339,18 @@ def _weights(model):
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
-@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase, lr_schedule, build",
-                         [(True, 0.0, 0.0, "linear", tiny_model), (False, 0.0, 0.0, "linear", tiny_model),
-                          (True, 0.5, 0.0, "linear", tiny_model), (True, 0.0, 0.5, "linear", tiny_model),
-                          (True, 0.0, 0.0, "plateau", tiny_model),
+@pytest.mark.parametrize("group_by_length, train_noise, train_lowercase, lr_schedule, build, killed_at",
+                         [(True, 0.0, 0.0, "linear", tiny_model, 9), (False, 0.0, 0.0, "linear", tiny_model, 9),
+                          (True, 0.5, 0.0, "linear", tiny_model, 9), (True, 0.0, 0.5, "linear", tiny_model, 9),
+                          (True, 0.0, 0.0, "plateau", tiny_model, 9),
                           # CharBERT-style's BiGRU: its checkpoint once lost the GRU's weights on CUDA.
-                          (True, 0.0, 0.0, "linear", charbert_model)])
+                          (True, 0.0, 0.0, "linear", charbert_model, 9),
+                          # In epoch 2's first batch: resumed from epoch 1's closing checkpoint, which
+                          # once drew epoch 1's batch order again.
+                          (False, 0.0, 0.0, "linear", tiny_model, 7)])
 def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_noise, train_lowercase, lr_schedule,
-                                              build):
-    """Killed mid-epoch after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
+                                              build, killed_at):
+    """Killed after a checkpoint, resumed: same log and same weights as an uninterrupted run."""
     from entangle.data.conll import Sentence
     from entangle.training import TrainingConfig, train
 
@@ -373,7 +376,7 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
 
     def dying_forward(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 9:  # mid epoch 2 (5 batches an epoch): the last checkpoint was at step 8
+        if calls["n"] == killed_at:  # 5 batches an epoch, then a dev batch: 9 is mid epoch 2, 7 its first batch
             raise KeyboardInterrupt("killed")
         return forward(*args, **kwargs)
 
