@@ -464,7 +464,9 @@ class Tagger:
         if len(texts) != len(sentences):
             raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
         nonempty = [i for i, words in enumerate(sentences) if words]
-        classified = dict(zip(nonempty, self.classify([texts[i] for i in nonempty], side)))
+        # The given words, not the texts split again: the model reads what evaluate and probabilities read.
+        classified = dict(zip(nonempty, self._classify([sentences[i] for i in nonempty], [texts[i] for i in nonempty],
+                                                       side)))
         return [classified.get(i, ClassifiedText(text, None, None, {})) for i, text in enumerate(texts)]
 
     def predict_stream(self, sentences: Iterable[list[str]], side: str | None = None,
@@ -500,15 +502,19 @@ class Tagger:
     def classify(self, texts: list[str], side: str | None = None) -> list[ClassifiedText]:
         """The class of each raw text (split into words with :func:`split_words`); a text longer
         than the encoders' windows is classified from all its windows (their mean probabilities)."""
-        side = self._side(side, "text")
         _check_texts(texts)
-        labels = self.labels
         words = [split_words(text) for text in texts]
         for number, (text, split) in enumerate(zip(texts, words)):
             if not split:
                 raise ValueError(f"text {number} has no words to classify ({text!r})")
+        return self._classify(words, texts, side)
+
+    def _classify(self, sentences: list[list[str]], texts: list[str], side: str | None) -> list[ClassifiedText]:
+        """The class of each sentence's words, shown with its text."""
+        side = self._side(side, "text")
+        labels = self.labels
         results = []
-        for text, p in zip(texts, self.probabilities(words, (side,))[side]):
+        for text, p in zip(texts, self.probabilities(sentences, (side,))[side]):
             distribution = p[0]
             best = int(distribution.argmax())
             results.append(ClassifiedText(text, labels[best], float(distribution[best]),

@@ -189,6 +189,17 @@ def test_a_classifier_streams_each_line_beside_its_own_text(tmp_path, monkeypatc
     assert (tmp_path / "out").read_text() == (tmp_path / "whole").read_text()
 
 
+def test_a_classifier_reads_the_words_it_is_given_not_its_text_split_again():
+    """A soft hyphen or zero-width space is a word to the model (a CoNLL file may hold one); split
+    again from the text, it vanished, and predict failed where probabilities answered."""
+    tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
+    sentences = [["\u00ad"], ["good", "\u200b"]]
+    [alone, good] = tagger.predict(sentences)
+    expected = tagger.probabilities(sentences)[tagger.model.config.predict_side]
+    assert alone.text == "\u00ad" and alone.probability == pytest.approx(float(expected[0][0].max()))
+    assert good.distribution["pos"] == pytest.approx(float(expected[1][0][1]))
+
+
 def test_a_classifier_is_given_one_text_per_sentence(tmp_path):
     tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
     with pytest.raises(ValueError, match="1 texts for 2 sentences"):
