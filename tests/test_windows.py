@@ -134,3 +134,10 @@ def test_a_window_longer_than_the_encoder_takes_is_refused_when_built():
                                           r"--max-subwords 64 or less$"):
         tiny_model(m=1, max_subwords=65)
     assert tiny_model(m=1, max_subwords=64)[0].config.max_subwords == 64
+    # The character side too: a CANINE built from a config with 64 hash buckets, the rows of Hugging
+    # Face's CANINE position table (not CANINE's 2048).
+    with pytest.raises(ConfigError, match=r"^max_chars=65 is more than this encoder takes \(64\)"):
+        tiny_model(m=0, side="char", char="canine", max_chars=65)
+    canine = Tagger(*tiny_model(m=0, side="char", char="canine"))
+    assert canine.model.config.max_chars == 64
+    assert len(canine.tag([["abcdefghij"] * 60])[0].labels) == 60  # 659 characters: windows, not a crash

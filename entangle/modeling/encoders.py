@@ -140,8 +140,11 @@ def _check_fast(name: str, tokenizer: PreTrainedTokenizerBase) -> None:
 
 
 def char_window_limit(char_config) -> int:
+    """The longest input the character encoder takes, its start and end markers included."""
     if char_config.model_type == "canine":
-        return CANINE_MAX_CHARS
+        # A CANINE built from a smaller config has fewer positions; Hugging Face's CANINE sizes its
+        # position table by num_hash_buckets (16384 in the released models, as their positions).
+        return min(CANINE_MAX_CHARS, char_config.max_position_embeddings, char_config.num_hash_buckets)
     return char_config.max_position_embeddings
 
 

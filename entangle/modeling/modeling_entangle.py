@@ -212,7 +212,11 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
                 config_kwargs.setdefault(f"{side}_encoder_name", names[side] or encoder.name_or_path or None)
                 config_kwargs.setdefault(f"{side}_encoder_pretrained", bool(encoder.name_or_path))
         if char is not None:
-            config_kwargs.setdefault("max_chars", char_window_limit(char.config))
+            limit = char_window_limit(char.config)
+            if (config_kwargs.get("max_chars") or 0) > limit:  # it would fail mid-training, in the position table
+                raise ConfigError(f"max_chars={config_kwargs['max_chars']} is more than this encoder takes "
+                                  f"({limit}): give --max-chars {limit} or less")
+            config_kwargs.setdefault("max_chars", limit)
         if subword is not None:
             limit = subword_window_limit(subword.config, tokenizer)
             if (config_kwargs.get("max_subwords") or 0) > limit:  # it would fail mid-training, in the position table
