@@ -194,7 +194,14 @@ class LoopState:
 def _halving_after_warmup(warmup_steps: int, state: LoopState) -> Callable[[int], float]:
     """``--lr-schedule plateau``'s factor of each group's rate: a linear warm-up, then halved once per
     epoch without a dev gain (read from ``state``, so a resumed run goes on at its rate)."""
-    return lambda step: min(1.0, step / max(1, warmup_steps)) * 0.5 ** state.lr_halvings
+    return lambda step: (min(1.0, step / warmup_steps) if warmup_steps else 1.0) * 0.5 ** state.lr_halvings
+
+
+def _apply_rates(scheduler: LambdaLR) -> None:
+    """Each group's rate as the schedule gives it now: ``LambdaLR`` reads a changed factor only in
+    its next ``step``, which follows the optimizer's."""
+    for group, base, factor in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas):
+        group["lr"] = base * factor(scheduler.last_epoch)
 
 
 class Trainee(Protocol):
@@ -366,6 +373,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             state.epochs_without_gain += 1
             if config.lr_schedule == "plateau":
                 state.lr_halvings += 1
+                _apply_rates(scheduler.scheduler)  # from the next epoch's first step, not its second
         if accelerator.is_main_process:
             with open(log_path, "a") as log:
                 log.write(json.dumps(record) + "\n")

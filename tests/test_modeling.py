@@ -463,6 +463,7 @@ def test_the_plateau_schedule_warms_up_then_halves_the_rates_after_each_epoch_wi
     assert [factor(step) for step in (0, 2, 4, 9)] == [0.0, 0.5, 1.0, 1.0]
     state.lr_halvings = 2
     assert factor(9) == 0.25
+    assert _halving_after_warmup(0, LoopState(torch.Generator()))(0) == 1.0  # no warm-up: the first step trains
     sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
                  Sentence(["Anna"], ["B-PER"])] * 4
     tagger = Tagger(*tiny_model(m=1))
@@ -476,10 +477,11 @@ def test_the_plateau_schedule_warms_up_then_halves_the_rates_after_each_epoch_wi
     train(tagger, sentences, sentences[:2], TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, patience=0,
                                                            lr=1e-4, new_lr=1e-3, lr_schedule="plateau"))
     checkpoint = tmp_path / CHECKPOINT_DIR
-    # Epochs 2 and 3 brought no gain: epoch 3 trained at half the rates; a fourth would train at a quarter.
+    # Epochs 2 and 3 brought no gain: epoch 3 trained at half the rates; a fourth would train at a
+    # quarter from its first step.
     assert torch.load(checkpoint / "custom_checkpoint_0.pkl", weights_only=False)["lr_halvings"] == 2
     rates = {group["lr"] for group in torch.load(checkpoint / "optimizer.bin", weights_only=False)["param_groups"]}
-    assert rates == {5e-4}  # the tiny encoders are built from configs, not pretrained: all at new_lr
+    assert rates == {2.5e-4}  # the tiny encoders are built from configs, not pretrained: all at new_lr
 
 
 def test_the_loop_state_carries_the_peak_memory_over_a_resume():
