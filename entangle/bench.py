@@ -589,7 +589,8 @@ def paired_bootstrap(task: Task, pairs: list[tuple[list, list]], samples: int, s
 
     observed = difference(range(n))
     resampled = sorted(difference([rng.randrange(n) for _ in range(n)]) for _ in range(samples))
-    return {"difference": observed, "ci95": [resampled[int(0.025 * samples)], resampled[int(0.975 * samples) - 1]],
+    cut = int(0.025 * samples)  # as many resamples left out below the interval as above it
+    return {"difference": observed, "ci95": [resampled[cut], resampled[samples - 1 - cut]],
             "p_not_better": sum(d <= 0 for d in resampled) / samples, "samples": samples, "sentences": n}
 
 
