@@ -96,6 +96,8 @@ class PretrainConfig:
             raise ValueError(f"distill_loss must be one of {', '.join(DISTILL_LOSSES)}, got {self.distill_loss!r}")
         if not 0.0 < self.mask_rate < 1.0:
             raise ConfigError(f"--mask-rate must be in (0, 1), got {self.mask_rate}")
+        if not 0.0 <= self.warmup_ratio < 1.0:  # the decay after the warm-up needs some of the budget
+            raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         for name in ("max_steps", "batch_size", "save_steps", "log_steps", "max_chars"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")

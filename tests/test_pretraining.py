@@ -32,6 +32,19 @@ def log(output) -> list[dict]:
     return [json.loads(line) for line in (output / LOG).read_text().splitlines()]
 
 
+@pytest.mark.parametrize(("option", "message"), [
+    ({"mask_rate": 1.0}, r"--mask-rate must be in \(0, 1\), got 1.0"),
+    # The decay after the warm-up would divide by zero at the last step.
+    ({"warmup_ratio": 1.0}, r"warmup_ratio must be in \[0, 1\), got 1.0"),
+    ({"max_steps": 0}, "--max-steps must be at least 1, got 0"),
+])
+def test_a_pretraining_config_out_of_range_is_refused_when_made(option, message):
+    from entangle.options import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        PretrainConfig(output_dir="x", **option)
+
+
 def test_spans_cover_each_owned_word_on_every_side():
     tokenizer = subword_encoder("bert")[1]
     texts = [["Naïve", "café", "owners", "love", "crème"], ["a", "b"]]
