@@ -275,7 +275,7 @@ def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float
     parser.add_argument("--lr", type=positive, default=lr)
     parser.add_argument("--mask-rate", type=share, default=0.15, help="share of characters (pretrain-char: "
                         "spans start at this rate over the mean span length, so overlaps and window ends leave "
-                        "a little less masked, 0.14 of 0.15 at --max-span 3) or words (pretrain-coattention) masked")
+                        "a little less masked) or words (pretrain-coattention) masked")
     parser.add_argument("--max-chars", type=at_least(1), default=256, help="texts are cut into windows of this many characters")
     parser.add_argument("--save-steps", type=at_least(1), default=200, help="checkpoint every N steps")
     parser.add_argument("--log-steps", type=at_least(1), default=25, help="log mean losses every N steps")
