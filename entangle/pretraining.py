@@ -168,7 +168,8 @@ def _spans(rows: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tenso
 
 class PretrainCollator:
     def __init__(self, subword_pad_id: int | None):
-        self.subword_pad_id = subword_pad_id
+        # A tokenizer without a padding token (GPT-2's, Llama's): any id will do, the mask hides it.
+        self.subword_pad_id = subword_pad_id if subword_pad_id is not None else 0
 
     def __call__(self, examples: list[Example]) -> dict[str, torch.Tensor]:
         batch = {"char_ids": _pad([e.char_ids for e in examples], CHAR_PAD)}

@@ -126,6 +126,17 @@ def test_the_input_is_featurized_here_unless_workers_are_asked_for(monkeypatch):
         Tagger(model, tokenizer, batch_size=2, featurize_workers=2).probabilities(sentences)
 
 
+def test_a_tokenizer_without_a_padding_token_still_batches_sentences_of_different_lengths():
+    model, tokenizer = tiny_model(m=1)
+    sentences = [["Peter", "lives", "in", "New", "York"], ["lol"]]
+    expected = Tagger(model, tokenizer, batch_size=1).probabilities(sentences)
+    tokenizer.pad_token = None  # as GPT-2's and Llama's tokenizers come
+    assert tokenizer.pad_token_id is None
+    batched = Tagger(model, tokenizer, batch_size=2).probabilities(sentences)
+    for side in expected:
+        assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(expected[side], batched[side]))
+
+
 def test_a_window_longer_than_the_encoder_takes_is_refused_when_built():
     """The tiny BERT has 64 positions: a longer subword window would fail mid-training, in its position table."""
     from entangle.options import ConfigError

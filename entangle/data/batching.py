@@ -29,7 +29,8 @@ class Collator:
     """Pads a list of windows; word positions pad with 0 (a real index) and labels with -100."""
 
     def __init__(self, subword_pad_id: int | None):
-        self.subword_pad_id = subword_pad_id
+        # A tokenizer without a padding token (GPT-2's, Llama's): any id will do, the mask hides it.
+        self.subword_pad_id = subword_pad_id if subword_pad_id is not None else 0
 
     def __call__(self, windows: list[Window]) -> dict[str, torch.Tensor]:
         batch: dict[str, torch.Tensor] = {}
