@@ -53,6 +53,12 @@ def test_separators_inside_a_line_split_words_not_lines(model_dir, tmp_path, sep
     assert [json.loads(r)["words"] for r in rows] == [["hello", "world"]]
 
 
+def test_an_emoji_keeps_its_variation_selector_and_a_url_its_scheme_in_any_case():
+    """U+FE0F after ❤ was a word of its own, invisible and given no subword; HTTPS:// was cut up."""
+    assert split_words("I ❤️ NY *️⃣") == ["I", "❤\ufe0f", "NY", "*\ufe0f\u20e3"]
+    assert split_words("see HTTPS://x.co/ab or Www.example.com") == ["see", "HTTPS://x.co/ab", "or", "Www.example.com"]
+
+
 def test_a_zero_width_space_alone_is_no_word():
     assert split_words("New \u200b York \u200d") == ["New", "York"]
 

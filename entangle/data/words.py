@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import regex
 
-# URLs, @mentions, #hashtags and e-mail addresses stay whole; words keep inner apostrophes and
-# hyphens; every other non-space character is a token of its own (the CoNLL / WNUT convention).
-# The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba tone
-# marks (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
-_WORD = regex.compile(r"https?://\S+|www\.\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]")
+# URLs (scheme in any case), @mentions, #hashtags and e-mail addresses stay whole; words keep inner
+# apostrophes and hyphens; every other non-space character is a token of its own (the CoNLL / WNUT
+# convention), with the combining marks after it (an emoji's variation selector U+FE0F, a keycap's
+# U+20E3). The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba
+# tone marks (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
+_WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]\p{M}*")
 _SPACE_LIKE = regex.compile(r"[\p{Cc}\p{Zl}\p{Zp}\u200b\u2060\ufeff\u180e]")
 _REMOVED = regex.compile(r"[^\P{Cf}\u200c\u200d]")
 _INVISIBLE = regex.compile(r"\p{Cf}+")
