@@ -120,6 +120,15 @@ def test_tweeteval_layout(tmp_path):
     (task / "train_labels.txt").write_text("0\n")
     with pytest.raises(DataFormatError, match=r"train_labels.txt:2: 1 labels for the 2 texts"):
         read_tweeteval(task / "train_text.txt")
+    # Emoji's mapping goes on with a description: the class name is the column after the id, no tab in it.
+    (tmp_path / "stance" / "mapping.txt").write_text("0\t❤\t_red_heart_\t\n1\t😂\t_face_with_tears_of_joy_\t\n")
+    (task / "train_labels.txt").write_text("0\n1\n")
+    assert [t.label for t in read_tweeteval(task / "train_text.txt")] == ["❤", "😂"]
+
+
+def test_a_tsv_quoted_whole_by_a_csv_writer_has_its_header_unquoted_too(tmp_path):
+    (tmp_path / "q.tsv").write_text('"text"\t"label"\n"he said ""hi"""\t"pos"\n')  # R's write.table, csv.QUOTE_ALL
+    assert [(t.text, t.label) for t in read_table(tmp_path / "q.tsv")] == [('he said "hi"', "pos")]
 
 
 @pytest.mark.parametrize(("name", "content", "error"), [

@@ -64,10 +64,13 @@ def read_tweeteval(path: str | Path, with_labels: bool = True) -> list[LabelledT
     mapping = {}
     for number, line in decoded_lines(mapping_path):
         if line.strip():
-            key, sep, name = line.strip().partition("\t")
-            if not sep or not name.strip():
+            # id<TAB>name; emoji's lines go on with a description (0<TAB>❤<TAB>_red_heart_<TAB>): the
+            # name is the first column after the id, so that no class name holds a tab.
+            key, *names = [cell.strip() for cell in line.split("\t")]
+            names = [name for name in names if name]
+            if not names:
                 raise DataFormatError(mapping_path, number, f"expected 'id<TAB>name', got {line!r}")
-            mapping[key.strip()] = name.strip()
+            mapping[key] = names[0]
     labels = [(number, line.strip()) for number, line in decoded_lines(labels_path)]
     if len(labels) != len(texts):
         raise DataFormatError(labels_path, min(len(labels), len(texts)) + 1,
@@ -146,6 +149,7 @@ def _delimited_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str,
     row_start = 1
     try:
         header = next(reader, None)
+        header = list(map(text_of, header)) if header is not None else None  # a writer quotes its cells too
         _check_header(path, header, needed)
         rows = []
         row_start = reader.line_num + 1
