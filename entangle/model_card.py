@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from .options import HUB_NAMES
 from .tasks import get_task
 
 
@@ -26,7 +27,7 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
         "tags": ["entangle", "character-level", "subword", config.task],
     }
     if config.subword_encoder_name and not Path(config.subword_encoder_name).exists():
-        metadata["base_model"] = config.subword_encoder_name
+        metadata["base_model"] = HUB_NAMES.get(config.subword_encoder_name, config.subword_encoder_name)
     lines = [
         "---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", "",
         f"# entangle {config.task} model", "",
@@ -58,6 +59,6 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     options = {k: v for k, v in asdict(training).items() if k not in ("command", "data_description")}
     lines += ["```json", json.dumps(options, indent=2), "```", "",
               "## Use", "", "```python", "from entangle import Tagger", "",
-              f'tagger = Tagger.from_pretrained("{directory.name}")',
+              'tagger = Tagger.from_pretrained("PATH")  # this directory, or its name on a hub',
               f'print(tagger.{_EXAMPLE_CALL[task.unit]})', "```", ""]
     (directory / "README.md").write_text("\n".join(lines), encoding="utf-8")

@@ -24,6 +24,10 @@ SHIPPED_CHAR = {"builtin-en": _WEIGHTS / "char-en", "builtin-en-2layer": _WEIGHT
 #: MiniLM (``entangle.modeling.encoders`` resolves the names).
 DEFAULT_CHAR = "builtin-en"
 DEFAULT_SUBWORD = "minilm"
+#: The hub names of the subword encoders that load offline under a short name (a model card's
+#: ``base_model`` names the model a hub knows).
+HUB_NAMES = {"minilm": "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
+             "multilingual-e5-small": "intfloat/multilingual-e5-small", "me5-small": "intfloat/multilingual-e5-small"}
 #: Co-attention modules per side (the paper's m) of a model with co-attention, unless told.
 DEFAULT_COATTENTION_LAYERS = 2
 #: Config fields that fix the shape and meaning of what ``train --coattention-init`` takes from a

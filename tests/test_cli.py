@@ -38,6 +38,20 @@ def data(tmp_path):
     return write_dataset(tmp_path / "data")
 
 
+def test_a_model_card_names_its_base_model_as_the_hub_does(tmp_path):
+    from entangle.model_card import write_model_card
+    from entangle.training import TrainingConfig
+    from tiny import tiny_model
+
+    config = tiny_model(m=1)[0].config
+    config.subword_encoder_name = "minilm"  # the offline short name train records
+    summary = {"best_epoch": 1, "best_dev": None, "steps": 1, "train_time_s": 6.0}
+    write_model_card(tmp_path, config, summary, TrainingConfig(output_dir=str(tmp_path)))
+    card = (tmp_path / "README.md").read_text()
+    assert "base_model: sentence-transformers/all-MiniLM-L6-v2\n" in card
+    assert 'Tagger.from_pretrained("PATH")' in card
+
+
 def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     out = tmp_path / "run"
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
