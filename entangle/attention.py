@@ -27,8 +27,10 @@ class CrossAttention:
 
     ``subword_to_char[i]`` (heads, n_subwords, n_chars): module i's subword side attending to the
     characters (each row sums to 1); ``char_to_subword[i]`` (heads, n_chars, n_subwords): its
-    character side attending to the subwords. ``chars`` name the character positions the
-    co-attention reads (groups of K characters when the model shortens them K-fold).
+    character side attending to the subwords; ``None`` for the last module of a side that no head
+    reads (a model predicting from one side never runs, nor trains, it). ``chars`` name the
+    character positions the co-attention reads (groups of K characters when the model shortens
+    them K-fold).
     """
 
     words: list[str]
@@ -37,8 +39,8 @@ class CrossAttention:
     #: Per character / subword position: the index of its word, ``None`` for markers, spaces, specials.
     char_words: list[int | None]
     subword_words: list[int | None]
-    subword_to_char: list[torch.Tensor]
-    char_to_subword: list[torch.Tensor]
+    subword_to_char: list[torch.Tensor | None]
+    char_to_subword: list[torch.Tensor | None]
     #: The words ``[start, end)`` of the text this window covers (a long text has several windows).
     window: tuple[int, int]
 
@@ -75,8 +77,11 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
     try:
         model.eval()
         with torch.inference_mode():
+            # The sides the heads read, as the model runs when it predicts (the joint head reads both).
+            heads = config.trained_sides
+            read = ("char", "subword") if "joint" in heads else tuple(side for side in heads if side != "joint")
             model.entangle(batch["char_ids"], batch["char_mask"], batch["subword_ids"], batch["subword_mask"],
-                           ("char", "subword"), batch.get("subword_char_starts"), batch.get("subword_char_ends"))
+                           read, batch.get("subword_char_starts"), batch.get("subword_char_ends"))
     finally:
         model.train(was_training)
         for handle in handles:
@@ -87,7 +92,7 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
         words=words[window.start:window.end], chars=chars,
         subwords=tagger.tokenizer.convert_ids_to_tokens(window.subword_ids),
         char_words=char_words, subword_words=_subword_words(window, featurizer.subword_word_spans(window)),
-        subword_to_char=[seen["subword", i] for i in layers], char_to_subword=[seen["char", i] for i in layers],
+        subword_to_char=[seen.get(("subword", i)) for i in layers], char_to_subword=[seen.get(("char", i)) for i in layers],
         window=(window.start, window.end),
     )
 
@@ -132,7 +137,7 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
     words; ``head`` selects one attention head (default: their mean)."""
     plt = pyplot()
     output = check_picture_path(output)
-    heads = attention.subword_to_char[0].shape[0]
+    heads = next(w for w in attention.subword_to_char + attention.char_to_subword if w is not None).shape[0]
     if head is not None and not 0 <= head < heads:
         raise UsageError(f"--head {head}: the co-attention has heads 0 to {heads - 1}")
     pick = (lambda w: w.mean(0)) if head is None else (lambda w: w[head])
@@ -144,9 +149,15 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
         figure, axes = plt.subplots(rows, 2, figsize=(2 * width, rows * height), squeeze=False)
         what = "mean of heads" if head is None else f"head {head}"
         for i in range(rows):
-            panels = ((pick(attention.subword_to_char[i]), f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
-                      (pick(attention.char_to_subword[i]).T, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
-            for axis, (weights, title) in zip(axes[i], panels):
+            panels = ((attention.subword_to_char[i], False, f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
+                      (attention.char_to_subword[i], True, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
+            for axis, (weights, transposed, title) in zip(axes[i], panels):
+                if weights is None:  # the last module of a side no head reads
+                    axis.set_axis_off()
+                    axis.text(0.5, 0.5, f"{title.partition(' (')[0]}: not run, no head reads it", ha="center",
+                              va="center", fontsize=9)
+                    continue
+                weights = pick(weights).T if transposed else pick(weights)
                 axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
                 axis.set_title(f"{title}, {what}", fontsize=9)
                 axis.set_xticks(range(len(attention.chars)), attention.chars, fontsize=7)

@@ -54,7 +54,10 @@ class OnnxEntangleModel:
     def from_pretrained(cls, path: str | Path, threads: int | None = None) -> "OnnxEntangleModel":
         if not is_onnx_dir(path):
             raise FileNotFoundError(f"{Path(path) / GRAPH}: not an exported model (entangle export-onnx)")
-        config = AutoConfig.from_pretrained(path)
+        try:
+            config = AutoConfig.from_pretrained(path)
+        except (ValueError, KeyError, TypeError) as err:  # as the PyTorch model's config is named
+            raise ModelLoadError(f"{Path(path) / 'config.json'}: {err}") from None
         if not isinstance(config, EntangleConfig):
             raise ValueError(f"{Path(path) / 'config.json'}: not an entanglement model's config")
         return cls(path, config, threads)
@@ -110,6 +113,8 @@ class OnnxEntangleModel:
     def save_pretrained(self, path: str | Path) -> None:
         """Copy the exported files (graphs, weights, config) to ``path``."""
         Path(path).mkdir(parents=True, exist_ok=True)
+        if Path(path).samefile(self.path):  # saved where it was loaded from: the files are there
+            return
         for file in self.path.iterdir():
             if file.suffix in (".onnx", ".data") or file.name == "config.json":
                 shutil.copy2(file, Path(path) / file.name)

@@ -22,7 +22,7 @@ from .decoding import DECODINGS
 from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
 from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
-                               weights_file)
+                               refuse_missing_weights, weights_file)
 from .onnx_model import OnnxEntangleModel
 from .options import RUN_ARGS, ModelLoadError, UsageError, is_onnx_dir
 from .schema import CONFIG_NAMES, MODEL_FIELDS, ModelOptions
@@ -160,6 +160,12 @@ def _check_sentences(sentences, what: str = "sentences") -> None:
                                  f"surrogate): {word!r}") from None
 
 
+def _refuse_base_model(architectures: list[str] | None, config_file: str, source) -> None:
+    if architectures == [EntangleModel.__name__]:
+        raise ModelLoadError(f"{config_file}: a base model without task heads (written by entangle "
+                             f"pretrain-coattention): fine-tune it with entangle train --coattention-init {source} first")
+
+
 def _check_texts(texts) -> None:
     """Raw input: a list of strings (a string in its place would be one text per letter)."""
     if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
@@ -266,8 +272,10 @@ class Tagger:
         if not looks_local(path):
             def load(**options):
                 config = EntangleConfig.from_pretrained(path, **options)
+                _refuse_base_model(config.architectures, f"{path}: its config.json", path)
                 with reading_weights(path):
-                    model = model_class(config.task).from_pretrained(path, **options)
+                    model, loaded = model_class(config.task).from_pretrained(path, output_loading_info=True, **options)
+                refuse_missing_weights(loaded, path)
                 return model, AutoTokenizer.from_pretrained(path, **options) if config.uses_subword else None
 
             return cls(*from_hub(str(path), load), **kwargs).to(device)
@@ -276,10 +284,7 @@ class Tagger:
         saved = read_config(directory, "a saved entangle model")
         if saved.get("model_type") != EntangleConfig.model_type:
             raise ModelLoadError(f"{config_file}: the config of a {saved.get('model_type')!r} model, not of an entangle model")
-        if saved.get("architectures") == [EntangleModel.__name__]:
-            raise ModelLoadError(f"{config_file}: a base model without task heads (written by entangle "
-                                 "pretrain-coattention): fine-tune it with entangle train --coattention-init "
-                                 f"{directory} first")
+        _refuse_base_model(saved.get("architectures"), str(config_file), directory)
         if is_onnx_dir(directory):
             model = OnnxEntangleModel.from_pretrained(directory)
         else:
@@ -287,8 +292,9 @@ class Tagger:
                 config = EntangleConfig.from_pretrained(directory)
             except (ValueError, KeyError, TypeError) as err:
                 raise ModelLoadError(f"{config_file}: {err}") from None
-            with reading_weights(weights_file(directory)):
-                model = model_class(config.task).from_pretrained(directory)
+            with reading_weights(weights := weights_file(directory)):
+                model, loaded = model_class(config.task).from_pretrained(directory, output_loading_info=True)
+            refuse_missing_weights(loaded, weights)
         tokenizer = load_tokenizer(directory) if model.config.uses_subword else None
         return cls(model, tokenizer, **kwargs).to(device)
 
@@ -367,7 +373,7 @@ class Tagger:
         if isinstance(sides, str):
             raise TypeError(f"sides is a tuple of side names, e.g. ({sides!r},), got the string {sides!r}")
         _check_sentences(sentences)
-        sides = sides or self.model.config.trained_sides
+        sides = tuple(dict.fromkeys(sides or self.model.config.trained_sides))  # a side named twice would count twice
         # A sentence without words has no units to label; only the others are featurized.
         nonempty = [i for i, words in enumerate(sentences) if words]
         texts = [sentences[i] for i in nonempty]

@@ -48,6 +48,17 @@ def test_every_module_and_direction_is_read(options, tmp_path):
     assert draw(attention, tmp_path / "a.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.parametrize("side", ["subword", "char"])
+def test_a_one_sided_model_shows_no_last_module_of_the_side_no_head_reads(side, tmp_path):
+    """That module never runs when the model predicts, nor trains: drawn, it showed initial weights."""
+    model, tokenizer = tiny_model(m=2, side=side)
+    attention = cross_attention(Tagger(model, tokenizer), WORDS)
+    unread = attention.char_to_subword if side == "subword" else attention.subword_to_char
+    read = attention.subword_to_char if side == "subword" else attention.char_to_subword
+    assert unread[0] is not None and unread[1] is None and all(w is not None for w in read)
+    assert draw(attention, tmp_path / "a.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path):
     model, tokenizer = tiny_model(m=0, side="subword")
     with pytest.raises(UsageError, match="no co-attention"):

@@ -127,6 +127,7 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
     assert [r["labels"] for r in predicted["onnx"]] == [r["labels"] for r in predicted["model"]]
     assert results["onnx"] == results["model"]
     copied = Tagger.from_pretrained(tmp_path / "onnx")
+    copied.save_pretrained(tmp_path / "onnx")  # where it was loaded from: its files are already there
     copied.save_pretrained(tmp_path / "copy")
     assert [s.labels for s in Tagger.from_pretrained(tmp_path / "copy").tag(SENTENCES)] == [
         s.labels for s in copied.tag(SENTENCES)]
@@ -140,6 +141,12 @@ def test_cli_export_then_predict_and_evaluate(tmp_path, capsys):
         with pytest.raises(SystemExit, match=rf"^entangle predict: error: {broken / GRAPH}: ONNX Runtime cannot load "
                                              r"it \(.+\); export the model again \(entangle export-onnx\)$"):
             main(["predict", str(broken), "--input", str(data), "--input-format", "conll"])
+    # A config.json an export cannot be built from: one line naming it, as for a PyTorch model.
+    broken = tmp_path / "broken-config"
+    copied.save_pretrained(broken)
+    (broken / "config.json").write_text((broken / "config.json").read_text().replace('"task": "ner"', '"task": "nope"'))
+    with pytest.raises(SystemExit, match=rf"^entangle predict: error: {broken / 'config.json'}: unknown task 'nope'"):
+        main(["predict", str(broken), "--input", str(data), "--input-format", "conll"])
 
 
 def test_a_model_whose_code_fixes_a_length_is_refused(tmp_path):

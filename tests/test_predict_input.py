@@ -206,6 +206,12 @@ def test_a_classifier_reads_the_words_it_is_given_not_its_text_split_again():
     assert good.distribution["pos"] == pytest.approx(float(expected[1][0][1]))
 
 
+def test_a_side_named_twice_counts_once(model_dir):
+    tagger = Tagger.from_pretrained(model_dir)
+    twice = tagger.probabilities([["Peter", "lives"]], ("subword", "subword"))["subword"][0]
+    assert torch.allclose(twice.sum(-1), torch.ones(2))
+
+
 def test_a_classifier_is_given_one_text_per_sentence(tmp_path):
     tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
     with pytest.raises(ValueError, match="1 texts for 2 sentences"):

@@ -109,6 +109,16 @@ def test_a_label_list_edited_after_training(copy, tmp_path, capsys):
         f"{model}/model.safetensors: the weights' shapes do not fit the config.json beside them (an edited label list or size?)")
 
 
+def test_a_config_asking_for_more_modules_than_the_weights_hold(copy, tmp_path, capsys):
+    """The missing tensors were filled with random values, with a warning the commands silence."""
+    model = copy("model")
+    config = json.loads((model / "config.json").read_text())
+    config["num_coattention_layers"] = 2
+    (model / "config.json").write_text(json.dumps(config))
+    assert predict_error(str(model), tmp_path, capsys).startswith(
+        f"{model}/model.safetensors: lacks 56 of the tensors the config.json beside it asks for (e.g. ")
+
+
 def test_truncated_config(copy, tmp_path, capsys):
     model = copy("model")
     config = model / "config.json"
@@ -348,6 +358,16 @@ def test_the_command_line_shows_its_own_warnings_as_one_line(copy, tmp_path, cap
         main(["evaluate", str(copy("model")), "--data", str(data)])
     err = capsys.readouterr().err
     assert f"entangle evaluate: warning: {data}: repaired 1 I- tag(s)" in err and "UserWarning" not in err
+
+
+def test_a_refused_side_leaves_an_existing_output_file_as_it_was(saved, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("Paris is big\n")
+    (tmp_path / "out.conll").write_text("an earlier run's output\n")
+    assert Tagger.from_pretrained(saved / "model").model.config.trained_sides == ("subword", "char")
+    assert one_line_error(["predict", str(saved / "model"), "--input", str(tmp_path / "in.txt"), "--output",
+                           str(tmp_path / "out.conll"), "--side", "joint"], capsys) == (
+        "this model has no 'joint' head (its heads: subword, char)")
+    assert (tmp_path / "out.conll").read_text() == "an earlier run's output\n"
 
 
 def test_robustness_names_each_model_once(saved, tmp_path, capsys):

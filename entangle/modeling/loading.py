@@ -111,6 +111,15 @@ def reading_weights(file: Path | str) -> Iterator[None]:
         raise ModelLoadError(f"{file}: truncated or corrupt ({first_line(err)})") from None
 
 
+def refuse_missing_weights(loading_info: dict, file: Path | str) -> None:
+    """A model whose weight file lacks tensors that its config asks for (an edited config.json, say)
+    would run with random weights there, transformers only warning (which the commands silence)."""
+    if missing := loading_info.get("missing_keys"):
+        missing = sorted(missing)
+        raise ModelLoadError(f"{file}: lacks {len(missing)} of the tensors the config.json beside it asks for "
+                             f"(e.g. {missing[0]}): an edited config.json, or weights of another model?")
+
+
 def load_tokenizer(directory: Path, **kwargs):
     """The tokenizer saved in ``directory``; a missing or unreadable ``tokenizer.json`` is named."""
     from transformers import AutoTokenizer
