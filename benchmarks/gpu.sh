@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU measurements of issue #27 in one call, for a session lent a GPU (DEVELOPERS.md):
+# The GPU measurements of issue #27 in one call, for a session lent a GPU (the device tool; see the developers' guide):
 #   bash scripts/setup.sh && ../shared/tools/offline-bundle .gpu wnut17
 #   device run, carry [".gpu"]:  source .gpu/env.sh && bash benchmarks/gpu.sh "$OUT"
 # The device image has the suite's test tools (pytest, pytest-xdist, hypothesis): carry none.

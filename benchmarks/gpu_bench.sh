@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bench runs on a lent GPU (DEVELOPERS.md) within a deadline, the finished ones packed to come back:
+# Bench runs on a lent GPU (the device tool; see the developers' guide) within a deadline, the finished ones packed to come back:
 #   ../shared/tools/offline-bundle .gpu DATASET...   (here, after scripts/setup.sh)
 #   With wnut17 and conll2003 the bundle and the checkout came to just over the 64 MiB a call
 #   carries (session 27); packing the datasets into one xz file brings them to 60:

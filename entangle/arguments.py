@@ -318,8 +318,10 @@ def _file_scalar(action: argparse.Action, value: typing.Any, where: str) -> typi
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """Every option's help ends with its default, unless the help already states it."""
     for action in parser._actions:
-        if action.option_strings and action.default not in (None, False, [], argparse.SUPPRESS) \
-                and "default" not in (action.help or ""):
+        # By identity: 0 == False, and a default of 0 (a seed, a column) is a default to show.
+        unset = action.default is None or action.default is False or action.default is argparse.SUPPRESS \
+            or action.default == []
+        if action.option_strings and not unset and "default" not in (action.help or ""):
             action.help = f"{action.help} (default: %(default)s)" if action.help else "(default: %(default)s)"
 
 

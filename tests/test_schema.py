@@ -1,6 +1,7 @@
 """One options schema (``entangle/schema.py``): ``entangle train``'s parser, its ``--config`` files,
 bench grids, ``Tagger.create`` and the training loop read the same fields with the same defaults."""
 
+import re
 from dataclasses import fields
 
 import pytest
@@ -56,6 +57,19 @@ def test_a_config_that_is_not_yaml_is_one_line_naming_its_line(tmp_path, capsys)
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", str(config)])
     assert str(exit_info.value.code).startswith(f"entangle bench: error: {config}:3: not valid YAML: ")
+
+
+def test_every_option_with_a_default_shows_it_in_help_a_zero_too(capsys):
+    for command in ("perturb", "robustness", "predict", "train"):
+        with pytest.raises(SystemExit):
+            parse_args([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+        if command in ("perturb", "robustness"):
+            assert "--seed SEED (default: 0)" in text, command
+        if command == "predict":
+            assert "--token-column TOKEN_COLUMN (default: 0)" in text
+        if command == "train":
+            assert re.search(r"--epochs EPOCHS [^(]*\(default: \d+\)", text)
 
 
 def test_a_key_given_twice_is_named_with_its_line_not_overridden_silently(tmp_path, capsys):
