@@ -348,8 +348,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"{path}: unknown option(s) " + ", ".join(
                 f"{key} (a switch is named by its positive flag: {key[3:]}: false)"
                 if key[:3] in ("no-", "no_") and key[3:].replace("-", "_") in names else key for key in unknown))
-        values = {names[key.replace("-", "_")]: (key, value) for key, value in values.items()}
         try:
+            check_one_name_each(values, str(path))
+            values = {names[key.replace("-", "_")]: (key, value) for key, value in values.items()}
             values = {action.dest: _file_value(action, *values[action.dest], path)
                       for action in subparser._actions if action.dest in values}
         except ConfigError as err:
@@ -429,6 +430,17 @@ def train_option_names() -> dict[str, str]:
     return {flag.lstrip("-").replace("-", "_"): action.dest for action in _train_actions()
             for flag in action.option_strings if action.dest not in ("help", "config")
             and not (isinstance(action, argparse.BooleanOptionalAction) and flag.startswith("--no-"))}
+
+
+def check_one_name_each(options: dict, where: str) -> None:
+    """Refuse an option given under two of its names (``m`` and ``coattention_layers``,
+    ``batch-size`` and ``batch_size``): the last would win silently."""
+    names, seen = train_option_names(), {}
+    for key in options:
+        field = names.get(str(key).replace("-", "_"))
+        if field is not None and field in seen:
+            raise ConfigError(f"{where}: {seen[field]!r} and {key!r} name one option ({field}): give it once")
+        seen.setdefault(field, key)
 
 
 def train_defaults() -> dict:

@@ -51,13 +51,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .arguments import (data_option_names, negatable_train_options, parse_args, read_yaml, share, train_defaults,
-                        train_option_names)
+from .arguments import (check_one_name_each, data_option_names, negatable_train_options, parse_args, read_yaml, share,
+                        train_defaults, train_option_names)
 from .data.conllu import is_conllu
-from .data.corpus import data_task, default_task, split_files
+from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
-from .options import RUN_ARGS, read_record, trained_sides
+from .options import RUN_ARGS, ConfigError, read_record, trained_sides
 from .plots import pyplot
 from .schema import MODEL_FIELDS, ModelOptions, upgraded
 from .tasks import Task, get_task
@@ -152,13 +152,18 @@ class BenchConfig:
                     raise BenchConfigError(f"{path}: {where}: option {key!r} is not a name (an option of entangle train)")
                 if value is False and key.replace("-", "_") not in negatable:
                     raise BenchConfigError(f"{path}: {where}: {key}: false would leave the option out; give its value")
+            try:  # within one mapping (a system's option under another name than the budget's overrides it)
+                check_one_name_each(options, f"{path}: {where}")
+            except ConfigError as err:
+                raise BenchConfigError(str(err)) from None
+            # A --config file every run reads: its resume would send every run on from one directory
+            # (its output, data and seed give way to those bench passes).
+            if isinstance(given := options.get("config"), str) and isinstance(read := read_yaml(Path(given)), dict):
+                if any(str(key).replace("-", "_") == "resume" for key in read):
+                    raise BenchConfigError(f"{path}: {given} sets resume, which the benchmark sets per run")
         for option in ("output", "data", "seed", "resume"):
             if option in config.train or any(option in s for s in config.systems.values()):
                 raise BenchConfigError(f"{path}: '{option}' is set by the benchmark, not by train or systems")
-        for options in (config.train, *config.systems.values()):  # nor by a --config file a run reads
-            if isinstance(given := options.get("config"), str) and isinstance(values := read_yaml(Path(given)), dict):
-                if placed := sorted({"output", "data", "seed", "resume"} & {str(k).replace("-", "_") for k in values}):
-                    raise BenchConfigError(f"{path}: {given} sets {', '.join(placed)}, which the benchmark sets per run")
         for variant in config.noisy_tests:
             attack, _, rate = variant.partition("@")
             if attack not in ATTACK_NAMES or not _is_share(rate):
@@ -776,8 +781,11 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
                                        f"{', '.join(sorted(trained))})")
     for key, wanted in unfinished.items():  # a misspelt dataset, or one not there: refused now, not at its turn
         try:
-            data_task(wanted["data"], data_dir=wanted["data_dir"], task=wanted["task"], train=wanted["train"],
-                      dev=wanted["dev"])
+            if str(wanted["data"]) not in DATASETS:  # a named one may still be downloaded
+                split_files(wanted["data"], wanted["data_dir"])
+            for given in (wanted["train"], wanted["dev"]):
+                if given is not None and not Path(given).is_file():
+                    raise FileNotFoundError(f"{given}: no such file")
         except OSError as err:
             raise BenchConfigError(f"dataset {key[0]!r}: {err}") from None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux only

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import itertools
 import json
 import shlex
 import sys
@@ -178,12 +177,10 @@ def run_predict(args: argparse.Namespace) -> None:
                      args.conllu_tag)
         return
     # Chunk by chunk: memory bounded by a chunk on any input, and the output grows as chunks are done.
+    tagger.check_side(args.side)  # before the output is opened: a refused side must not empty a file there
     predictions = tagger.predict_stream(sentences, args.side, texts)
-    # The first chunk before the output is opened: a refused --side (checked as it is predicted)
-    # must not empty a file that is already there.
-    first = next(predictions)
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
-    for prediction in itertools.chain([first], predictions):
+    for prediction in predictions:
         out.write(json.dumps(prediction.to_json(), ensure_ascii=False) + "\n" if args.output_format == "jsonl"
                   else prediction.to_conll())
     if out is not sys.stdout:

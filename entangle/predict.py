@@ -445,6 +445,11 @@ class Tagger:
             self._compiled = torch.compile(self.model, dynamic=True)
         return self._compiled
 
+    def check_side(self, side: str | None) -> None:
+        """Raise the :class:`UsageError` that :meth:`predict` would raise for ``side`` (``None``: the
+        model's own), before anything is predicted."""
+        self._side(side, self.task.unit)
+
     def _side(self, side: str | None, unit: str) -> str:
         side = side or self.model.config.predict_side
         if self.task.unit != unit:

@@ -320,6 +320,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     # Redirected to a file, the bar is refreshed rarely instead of on every step.
     progress = tqdm(total=total_steps, initial=state.step, desc="training",
                     disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
+    diverged: dict | None = None
     while not finished():
         model.train()
         if redrawn:  # drawn again from the epoch's seed, also when resuming mid-epoch
@@ -348,9 +349,12 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 if state.step == total_steps:
                     break
                 if config.save_steps and state.step % config.save_steps == 0:
-                    _check_finite(model, state, config)
+                    if diverged := _diverged(model, state, config):
+                        break
                     checkpoint()
-        _check_finite(model, state, config)  # before anything is saved: the last checkpoint and best model stay good
+        # Before anything is saved: the last checkpoint and the best model stay those of finite weights.
+        if diverged or (diverged := _diverged(model, state, config)):
+            break
         record = {"epoch": state.epoch, "step": state.step, "train_loss": state.loss_sum / max(state.batches_done, 1),
                   "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
         tagger.model = accelerator.unwrap_model(model)
@@ -389,7 +393,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
                "steps": state.step, "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
                "devices": state.devices, **({"peak_gpu_memory_mb": round(state.peak_gpu_memory_mb)}
-                                            if state.peak_gpu_memory_mb else {})}
+                                            if state.peak_gpu_memory_mb else {}), **({"diverged": diverged} if diverged else {})}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
         if (output / BEST_DIR).is_dir():
@@ -398,14 +402,21 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     return summary
 
 
-def _check_finite(model: torch.nn.Module, state: LoopState, config: TrainingConfig) -> None:
-    """Stop a run whose weights are no longer finite: it cannot recover, and with no dev set its
-    NaN training loss would never count as better, so it would end without a model and say nothing."""
+def _diverged(model: torch.nn.Module, state: LoopState, config: TrainingConfig) -> dict | None:
+    """Where the weights stopped being finite (``None`` while they are): they cannot recover. A run
+    with a best model ends there, like an early stop, with a warning; one without (it diverged
+    before its first epoch's end, or gained nothing since) stops with a :class:`DivergedError`.
+    Unchecked, a run without a dev set saw its NaN training loss never count as better and went on,
+    saying nothing."""
     if all(torch.isfinite(p).all() for p in model.parameters()):
-        return
-    raise DivergedError(f"{config.output_dir}: training diverged in epoch {state.epoch} (by step {state.step}): the "
-                        "weights are NaN or infinite, so nothing more was saved. Train again with a lower --lr or "
-                        f"--new-lr (now {config.lr:g} and {config.new_lr:g}), or without --mixed-precision fp16")
+        return None
+    where = f"{config.output_dir}: training diverged in epoch {state.epoch} (by step {state.step}): the weights are NaN or infinite"
+    remedy = (f"a lower --lr or --new-lr (now {config.lr:g} and {config.new_lr:g}), or no --mixed-precision fp16, "
+              "may train further")
+    if state.best["epoch"] is None:
+        raise DivergedError(f"{where}, and no epoch was kept; train again with {remedy}")
+    warnings.warn(f"{where}; the run ends with its best model, of epoch {state.best['epoch']} ({remedy})", stacklevel=2)
+    return {"epoch": state.epoch, "step": state.step}
 
 
 def collapsed_heads(predicted: dict[str, list[list[str]]], gold_labels: set[str]) -> dict[str, str]:

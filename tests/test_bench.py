@@ -387,6 +387,9 @@ def test_a_grid_that_would_fail_late_or_change_nothing_is_refused_first(tmp_path
     grid = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data), "wnut71"], systems={"a": {"m": 0}})
     with pytest.raises(BenchConfigError, match="dataset 'wnut71': wnut71 is neither a known dataset name"):
         run_bench(grid)
+    grid.train = {"task": "ner"}  # told the task, a data path was not looked for
+    with pytest.raises(BenchConfigError, match="dataset 'wnut71': wnut71 is neither a known dataset name"):
+        run_bench(grid)
     assert not (tmp_path / "bench" / "tiny").exists()
 
 

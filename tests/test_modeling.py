@@ -306,24 +306,30 @@ def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
     assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 3
 
 
-def test_a_run_whose_weights_become_nan_stops_and_saves_nothing_more(tmp_path):
-    """Without a dev set a NaN training loss never counts as better: such a run once ended with no
-    model and no word of why."""
+def test_a_run_whose_weights_become_nan_ends_with_its_best_model_or_stops(tmp_path):
+    """Without a dev set a NaN training loss never counted as better, and the run went on saying
+    nothing (with no model at all if it diverged in its first epoch)."""
     from entangle.data.conll import Sentence
     from entangle.options import DivergedError
     from entangle.training import CHECKPOINT_DIR, TrainingConfig, train
 
     sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
     model, tokenizer = tiny_model(m=1)
-    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, patience=0)
+    config = TrainingConfig(output_dir=str(tmp_path / "run"), epochs=3, batch_size=2, patience=0)
     train(Tagger(model, tokenizer), sentences, None, replace(config, epochs=1))
-    saved = (tmp_path / CHECKPOINT_DIR / "model.safetensors").read_bytes()
-    model.classifiers["subword"].register_forward_hook(lambda module, inputs, output: output * float("nan"))
-    with pytest.raises(DivergedError, match=r"training diverged in epoch 2 \(by step 4\): the weights are NaN or "
-                                            r"infinite, so nothing more was saved. Train again with a lower --lr"):
-        train(Tagger(model, tokenizer), sentences, None, replace(config, resume=True))
-    assert (tmp_path / CHECKPOINT_DIR / "model.safetensors").read_bytes() == saved  # epoch 1's, to go on from
-    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 1
+    saved = (tmp_path / "run" / CHECKPOINT_DIR / "model.safetensors").read_bytes()
+    nan = model.classifiers["subword"].register_forward_hook(lambda module, inputs, output: output * float("nan"))
+    with pytest.warns(UserWarning, match=r"training diverged in epoch 2 \(by step 4\): the weights are NaN or infinite; "
+                                         r"the run ends with its best model, of epoch 1 \(a lower --lr"):
+        summary = train(Tagger(model, tokenizer), sentences, None, replace(config, resume=True))
+    assert summary["diverged"] == {"epoch": 2, "step": 4} and summary["best_epoch"] == 1
+    assert (tmp_path / "run" / CHECKPOINT_DIR / "model.safetensors").read_bytes() == saved  # epoch 1's
+    assert len((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()) == 1
+    fresh, _ = tiny_model(m=1)  # diverged in its first epoch: nothing to end with
+    fresh.classifiers["subword"].register_forward_hook(lambda module, inputs, output: output * float("nan"))
+    with pytest.raises(DivergedError, match=r"training diverged in epoch 1 \(by step 2\): .*, and no epoch was kept"):
+        train(Tagger(fresh, tokenizer), sentences, None, replace(config, output_dir=str(tmp_path / "fresh")))
+    nan.remove()
 
 
 def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():

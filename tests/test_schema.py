@@ -68,8 +68,20 @@ def test_every_option_with_a_default_shows_it_in_help_a_zero_too(capsys):
             assert "--seed SEED (default: 0)" in text, command
         if command == "predict":
             assert "--token-column TOKEN_COLUMN (default: 0)" in text
-        if command == "train":
-            assert re.search(r"--epochs EPOCHS [^(]*\(default: \d+\)", text)
+        if command == "train":  # a float zero too
+            assert re.search(r"--train-noise RATE .*?\(0: off\) \(default: 0\.0\)", text)
+
+
+def test_an_option_under_two_of_its_names_is_refused(tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text("m: 1\ncoattention-layers: 3\n")
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config)])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"entangle: error: {config}: 'm' and 'coattention-layers' name one option (coattention_layers): give it once")
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {batch-size: 8, batch_size: 16}}\n")
+    with pytest.raises(SystemExit, match="system 'a': 'batch-size' and 'batch_size' name one option"):
+        main(["bench", str(config)])
 
 
 def test_a_key_given_twice_is_named_with_its_line_not_overridden_silently(tmp_path, capsys):
