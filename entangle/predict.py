@@ -379,7 +379,9 @@ class Tagger:
         texts = [sentences[i] for i in nonempty]
         if accelerator is not None and accelerator.num_processes > 1:
             windows = self.featurizer.featurize(texts)[accelerator.process_index :: accelerator.num_processes]
-            rows = gather_object(self._owned_rows(inference_batches(windows, self.batch_size, self.collator), sides))
+            owned = self._owned_rows(inference_batches(windows, self.batch_size, self.collator), sides)
+            # Each row's own copy: a view pickles its batch's whole storage (the batch sent once a row).
+            rows = gather_object([(*row[:3], {side: p.clone() for side, p in row[3].items()}) for row in owned])
         else:
             rows = self._owned_rows(featurized_batches(texts, self.featurizer, self.collator, self.batch_size,
                                                        self.featurize_workers), sides)

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import set_seed
+from accelerate.utils import DistributedDataParallelKwargs, set_seed
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
@@ -236,8 +236,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         raise ValueError("no dev examples: give some, or dev=None to keep the model of the lowest training loss")
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
+    # Under DDP (several processes) some parameters get no gradient: the subword encoder's pooler,
+    # and in a one-sided model the other side's last co-attention module; DDP must be told.
     accelerator = Accelerator(gradient_accumulation_steps=config.gradient_accumulation_steps,
-                              mixed_precision=config.mixed_precision)
+                              mixed_precision=config.mixed_precision,
+                              kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
     set_seed(config.seed)
     model = tagger.model
     label2id = model.config.label2id
@@ -355,7 +358,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         # Before anything is saved: the last checkpoint and the best model stay those of finite weights.
         if diverged or (diverged := _diverged(model, state, config)):
             break
-        record = {"epoch": state.epoch, "step": state.step, "train_loss": state.loss_sum / max(state.batches_done, 1),
+        # Every process's batches: each decides alone on the best epoch and on stopping (without a
+        # dev set by this loss), and processes that decided differently would wait on each other.
+        loss_sum, batches_done = accelerator.reduce(
+            torch.tensor([state.loss_sum, state.batches_done], dtype=torch.float64, device=accelerator.device), "sum").tolist()
+        record = {"epoch": state.epoch, "step": state.step, "train_loss": loss_sum / max(batches_done, 1),
                   "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
         tagger.model = accelerator.unwrap_model(model)
         if dev_sentences:
@@ -391,7 +398,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     progress.close()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
-               "steps": state.step, "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
+               "steps": state.step, "processes": accelerator.num_processes,
+               "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
                "devices": state.devices, **({"peak_gpu_memory_mb": round(state.peak_gpu_memory_mb)}
                                             if state.peak_gpu_memory_mb else {}), **({"diverged": diverged} if diverged else {})}
     if accelerator.is_main_process:
@@ -408,7 +416,7 @@ def _diverged(model: torch.nn.Module, state: LoopState, config: TrainingConfig) 
     before its first epoch's end, or gained nothing since) stops with a :class:`DivergedError`.
     Unchecked, a run without a dev set saw its NaN training loss never count as better and went on,
     saying nothing."""
-    if all(torch.isfinite(p).all() for p in model.parameters()):
+    if torch.stack([torch.isfinite(p).all() for p in model.parameters()]).all():  # one wait for the GPU, not one a tensor
         return None
     where = f"{config.output_dir}: training diverged in epoch {state.epoch} (by step {state.step}): the weights are NaN or infinite"
     remedy = (f"a lower --lr or --new-lr (now {config.lr:g} and {config.new_lr:g}), or no --mixed-precision fp16, "

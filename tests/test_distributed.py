@@ -1,5 +1,5 @@
-"""Two CPU processes (gloo) under `accelerate launch`: training saves one model, and distributed
-evaluation gives exactly the single-process metrics."""
+"""Two CPU processes (gloo, launched by torchrun): training saves one model (DDP told of the
+parameters no loss reaches), and distributed evaluation gives exactly the single-process metrics."""
 
 import json
 import os
@@ -15,10 +15,10 @@ DEV_ODD = DEV + "\n" + "Rome\tB-LOC\nsleeps\tO\n\nBob\tB-PER\n\nit\tO\nrains\tO\
 
 
 def launch(*args: str) -> None:
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2",
-               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "-m", "entangle.cli", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # torchrun's two processes, which Accelerate runs as MULTI_CPU (gloo) when told to use the CPU:
+    # `accelerate launch --cpu --num_processes 2` starts one process unless mpirun is set up.
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "entangle.cli", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true"}
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -29,6 +29,7 @@ def test_two_processes_train_one_model_and_evaluate_like_one(tmp_path, encoders)
     launch("train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
            "-m", "1", "--epochs", "2", "--batch-size", "2", "--output", str(out))
     assert (out / "model" / "model.safetensors").is_file()
+    assert json.loads((out / "train_summary.json").read_text())["processes"] == 2  # two, not one launched alone
     assert not list(tmp_path.glob("run*/*.tmp")) and len((out / "metrics.jsonl").read_text().splitlines()) == 2
 
     main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "single.json")])
