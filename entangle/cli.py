@@ -45,7 +45,8 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         if recorded.get("command", args.command) != args.command:
             raise UsageError(f"{args.resume}: an output directory of entangle {recorded['command']}, not of entangle "
                              f"{args.command}: resume it with entangle {recorded['command']} --resume")
-        recorded = upgraded(recorded)
+        if args.command == "train":  # its rules read train's records (pretraining leaves its own unresolved)
+            recorded = upgraded(recorded)
         if ignored := _ignored_on_resume(args, recorded):
             warnings.warn(f"{args.resume} continues with the options it was started with; ignored: {', '.join(ignored)}")
         # Options added since the run started take their defaults.

@@ -1,6 +1,7 @@
 """The command line end to end on tiny encoders saved to directories (the local-directory loading path)."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,7 @@ def test_the_python_api_trains_the_model_the_command_line_trains(tmp_path, encod
 
 def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsys):
     out = tmp_path / "coattention"
+    encoders = shutil.copytree(encoders, tmp_path / "encoders")  # its character encoder is replaced below
     encoder_options = ["--char", str(encoders / "char"), "--subword", str(encoders / "subword"), "-m", "1",
                        "--coattention-width", "24", "--coattention-heads", "4"]
     main(["pretrain-coattention", "--data", str(data / "train.txt"), *encoder_options, "--max-steps", "3",
@@ -276,6 +278,10 @@ def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsy
     summary = json.loads((out / "pretraining.json").read_text())
     assert summary["steps"] == 3 and {"char_mlm_loss", "subword_mlm_loss"} <= set(summary["last_log"])
     assert "3 steps" in capsys.readouterr().out
+    # Resumed with the options it recorded (the alignment bias left to its default): once rebuilt
+    # without the bias, and refused as not fitting its own checkpoint.
+    main(["pretrain-coattention", "--resume", str(out)])
+    assert json.loads((out / "pretraining.json").read_text())["steps"] == 3
     with pytest.raises(SystemExit, match="config.json: a base model without task heads .*--coattention-init"):
         main(["predict", str(out), "--input", str(data / "train.txt")])
     main(["train", "--data", str(data), *encoder_options, "--coattention-init", str(out), "--epochs", "1",
@@ -285,3 +291,7 @@ def test_pretrain_coattention_then_train_from_it(tmp_path, encoders, data, capsy
     with pytest.raises(SystemExit, match="pretrained for another model .*hidden_size 24 there, 32 here"):
         main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
               "-m", "1", "--coattention-init", str(out), "--epochs", "1", "--output", str(tmp_path / "other")])
+    char_encoder().save_pretrained(encoders / "char")  # the same name, other weights (a directory written again)
+    with pytest.raises(SystemExit, match="pretrained on another character encoder \\(the weights differ from those .*char holds now"):
+        main(["train", "--data", str(data), *encoder_options, "--coattention-init", str(out), "--epochs", "1",
+              "--output", str(tmp_path / "again")])

@@ -61,6 +61,7 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
     assert (tmp_path / "pre" / "model.safetensors").is_file()
 
     assert base.coattention.char_layers[0].cross.alignment_bias.ne(2.0).any()  # fed each subword's characters
+    torch.manual_seed(0)  # the same encoders as the pretrained model's: another's would be refused
     started, _ = tiny_model(m=1, char_encoder_pretrained=True, alignment_bias=True,
                             coattention_init=str(tmp_path / "pre"))
     for key, value in base.coattention.state_dict().items():
@@ -72,6 +73,8 @@ def test_pretraining_trains_the_coattention_alone_and_train_starts_from_it(tmp_p
         tiny_model(m=1, alignment_bias=True, coattention_init=str(tmp_path / "pre"))
     with pytest.raises(ConfigError, match="alignment_bias True there, False here"):
         tiny_model(m=1, char_encoder_pretrained=True, coattention_init=str(tmp_path / "pre"))
+    with pytest.raises(ConfigError, match="pretrained on another character encoder"):  # other random encoders
+        tiny_model(m=1, char_encoder_pretrained=True, alignment_bias=True, coattention_init=str(tmp_path / "pre"))
 
 
 @pytest.mark.parametrize("options, error", [

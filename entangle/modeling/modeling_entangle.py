@@ -140,6 +140,22 @@ def load_pretrained_parts(model: EntangleModel, directory: str | Path) -> None:
         weights = load_file(file)
     # A base model's keys start with the part; a model with heads keeps its base model under "entangle.".
     weights = {key.removeprefix(f"{EntanglePreTrainedModel.base_model_prefix}."): value for key, value in weights.items()}
+    for part, side in (("char_encoder", "character"), ("subword_encoder", "subword")):
+        # A base model's encoders (fixed in pretrain-coattention) by their weights: a name says nothing
+        # of a directory written again since (pretrain-char rewrites its output at every checkpoint).
+        # A trained model's were fine-tuned with it: they differ by design.
+        if saved.get("architectures") != [EntangleModel.__name__]:
+            break
+        module, prefix = getattr(model, part), f"{part}."
+        kept = {key[len(prefix):]: value for key, value in weights.items() if key.startswith(prefix)}
+        if module is not None and kept:
+            own = module.state_dict()
+            if kept.keys() != own.keys() or any(kept[key].shape != own[key].shape
+                                                or not torch.equal(kept[key].to(own[key].dtype), own[key]) for key in own):
+                name = getattr(model.config, f"{part}_name")
+                raise ConfigError(f"{directory}: its co-attention was pretrained on another {side} encoder (the "
+                                  f"weights differ from {f'those {name} holds now' if name else 'this model’s'}): "
+                                  "pretrain it again on this one")
     for part in PRETRAINED_PARTS:
         module = getattr(model, part)
         if module is not None:
