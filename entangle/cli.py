@@ -300,8 +300,8 @@ def _report_pretraining(output: str, summary: dict) -> None:
           + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
 
 
-#: pretrain-char's options that only the distill objective reads.
-DISTILL_ONLY = ("teacher", "noise_rate", "noise_attacks", "distill_loss")
+#: pretrain-char's options that only one objective reads: given without it, they would change nothing.
+OBJECTIVE_ONLY = {"distill": ("teacher", "noise_rate", "noise_attacks", "distill_loss"), "mlm": ("mask_rate",)}
 
 
 def run_pretrain_char(args: argparse.Namespace) -> None:
@@ -310,9 +310,10 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 
     args = _resumable(args)
     defaults = vars(parse_args(["pretrain-char"]))
-    if "distill" not in args.objectives and (unused := _flags({key: getattr(args, key) for key in DISTILL_ONLY
-                                                                if getattr(args, key) != defaults[key]})):
-        raise UsageError(f"{', '.join(unused)}: for the distill objective only, and --objectives leaves it out")
+    for objective, options in OBJECTIVE_ONLY.items():
+        if objective not in args.objectives and (unused := _flags({key: getattr(args, key) for key in options
+                                                                   if getattr(args, key) != defaults[key]})):
+            raise UsageError(f"{', '.join(unused)}: for the {objective} objective only, and --objectives leaves it out")
     config = PretrainConfig(
         output_dir=args.output, objectives=tuple(args.objectives), max_steps=args.max_steps,
         max_minutes=args.max_minutes, batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate,

@@ -250,6 +250,9 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--objectives", "mlm",
                               "--teacher", "./no-teacher", "--noise-rate", "0.2", "--output", str(tmp_path / "mlm")], capsys)
     assert message == "--teacher ./no-teacher, --noise-rate 0.2: for the distill objective only, and --objectives leaves it out"
+    message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--objectives", "distill",
+                              "--mask-rate", "0.3", "--output", str(tmp_path / "distill")], capsys)
+    assert message == "--mask-rate 0.3: for the mlm objective only, and --objectives leaves it out"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
