@@ -360,8 +360,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             break
         # Every process's batches: each decides alone on the best epoch and on stopping (without a
         # dev set by this loss), and processes that decided differently would wait on each other.
-        loss_sum, batches_done = accelerator.reduce(
-            torch.tensor([state.loss_sum, state.batches_done], dtype=torch.float64, device=accelerator.device), "sum").tolist()
+        loss_sum, batches_done = state.loss_sum, state.batches_done
+        if accelerator.num_processes > 1:
+            loss_sum, batches_done = accelerator.reduce(
+                torch.tensor([loss_sum, batches_done], dtype=torch.float64, device=accelerator.device), "sum").tolist()
         record = {"epoch": state.epoch, "step": state.step, "train_loss": loss_sum / max(batches_done, 1),
                   "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
         tagger.model = accelerator.unwrap_model(model)
