@@ -343,6 +343,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"{path}: expected a mapping of option names to values")
         subparser = _train_parser(parser)
         names = train_option_names()
+        if not_names := [key for key in values if not isinstance(key, str)]:  # YAML reads `1: 2` as a number
+            parser.error(f"{path}: option {not_names[0]!r} is not a name (an option of entangle train)")
         unknown = sorted(key for key in values if key.replace("-", "_") not in names)
         if unknown:
             parser.error(f"{path}: unknown option(s) " + ", ".join(

@@ -79,6 +79,10 @@ def test_an_option_under_two_of_its_names_is_refused(tmp_path, capsys):
         parse_args(["train", "--config", str(config)])
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"entangle: error: {config}: 'm' and 'coattention-layers' name one option (coattention_layers): give it once")
+    config.write_text("m: 1\n2: 3\n")  # a number for a key
+    with pytest.raises(SystemExit):
+        parse_args(["train", "--config", str(config)])
+    assert capsys.readouterr().err.splitlines()[-1] == f"entangle: error: {config}: option 2 is not a name (an option of entangle train)"
     config.write_text("output: x\ndatasets: [wnut17]\nsystems: {a: {batch-size: 8, batch_size: 16}}\n")
     with pytest.raises(SystemExit, match="system 'a': 'batch-size' and 'batch_size' name one option"):
         main(["bench", str(config)])
