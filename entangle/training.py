@@ -277,6 +277,9 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
+    # Accelerate divides every batch's loss by the accumulation steps, also in an epoch's last group
+    # when it is short: that group's losses are scaled back up to a mean over its own batches.
+    short_group = len(loader) % config.gradient_accumulation_steps
     total_steps = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
@@ -337,7 +340,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         for batch in batches:
             with accelerator.accumulate(model), attention_kernels(accelerator.device):
                 loss = model(**batch).loss
-                accelerator.backward(loss)
+                in_short_group = short_group and state.batches_done >= len(loader) - short_group
+                accelerator.backward(loss * (config.gradient_accumulation_steps / short_group) if in_short_group else loss)
                 if accelerator.sync_gradients:
                     accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
                 optimizer.step()

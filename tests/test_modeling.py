@@ -332,6 +332,33 @@ def test_a_run_whose_weights_become_nan_ends_with_its_best_model_or_stops(tmp_pa
     nan.remove()
 
 
+def test_an_epochs_short_last_accumulation_group_is_a_mean_over_its_own_batches(tmp_path, monkeypatch):
+    """Accelerate divides each batch's loss by the accumulation steps: a last group of one batch in
+    two trained at half its weight."""
+    from accelerate import Accelerator
+
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    passed, computed = [], []
+    backward = Accelerator.backward
+    monkeypatch.setattr(Accelerator, "backward",
+                        lambda self, loss, **kwargs: (passed.append(loss.item()), backward(self, loss, **kwargs))[1])
+    model, tokenizer = tiny_model(m=1)
+    forward = model.forward
+
+    def recorded(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        computed.append(out.loss.item())
+        return out
+
+    model.forward = recorded
+    sentences = [Sentence(["Peter", "lives"], ["B-PER", "O"])] * 3  # three batches of one: groups of two and one
+    train(Tagger(model, tokenizer), sentences, None, TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=1,
+                                                                     gradient_accumulation_steps=2, patience=0))
+    assert passed == pytest.approx([computed[0], computed[1], 2 * computed[2]])
+
+
 def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():
     from entangle.training import collapsed_heads
 
