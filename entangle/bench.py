@@ -418,6 +418,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         **({"noisy_test": noisy} if noisy else {}),
         "dev": summary["best_dev"], "best_epoch": summary["best_epoch"], "steps": summary["steps"],
         "train_time_s": summary["train_time_s"], "wall_time_s": round(time.perf_counter() - started, 1),
+        **({"diverged": summary["diverged"]} if "diverged" in summary else {}),
         "peak_memory_mb": summary.get("peak_memory_mb"), "devices": summary["devices"],
         **{key: summary[key] for key in ("peak_gpu_memory_mb",) if key in summary},
         "history": _history(directory / METRICS_LOG, get_task(test["task"]).main_score),

@@ -47,6 +47,8 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
                              f"{args.command}: resume it with entangle {recorded['command']} --resume")
         if args.command == "train":  # its rules read train's records (pretraining leaves its own unresolved)
             recorded = upgraded(recorded)
+        elif args.command == "pretrain-coattention":  # recorded before the bias existed: built without it
+            recorded.setdefault("alignment_bias", False)
         if ignored := _ignored_on_resume(args, recorded):
             warnings.warn(f"{args.resume} continues with the options it was started with; ignored: {', '.join(ignored)}")
         # Options added since the run started take their defaults.
@@ -310,8 +312,8 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 
     args = _resumable(args)
     defaults = vars(parse_args(["pretrain-char"]))
-    for objective, options in OBJECTIVE_ONLY.items():
-        if objective not in args.objectives and (unused := _flags({key: getattr(args, key) for key in options
+    for objective, options in OBJECTIVE_ONLY.items():  # a resumed run goes on with what it recorded
+        if not args.resume and objective not in args.objectives and (unused := _flags({key: getattr(args, key) for key in options
                                                                    if getattr(args, key) != defaults[key]})):
             raise UsageError(f"{', '.join(unused)}: for the {objective} objective only, and --objectives leaves it out")
     config = PretrainConfig(

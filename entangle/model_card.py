@@ -53,6 +53,9 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
         if config.task == "ner":
             cells += [f"{100 * metrics['precision']:.2f}", f"{100 * metrics['recall']:.2f}"]
         lines.append(f"| {side} | " + " | ".join(cells) + " |")
+    if diverged := summary.get("diverged"):
+        lines += ["", f"Training diverged in epoch {diverged['epoch']} (by step {diverged['step']}: its weights became NaN "
+                  "or infinite); this is the best model before it."]
     lines += ["", "## How it was trained", ""]
     if training.command:
         lines += ["```", training.command, "```", ""]

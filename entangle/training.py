@@ -277,9 +277,6 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
-    # Accelerate divides every batch's loss by the accumulation steps, also in an epoch's last group
-    # when it is short: that group's losses are scaled back up to a mean over its own batches.
-    short_group = len(loader) % config.gradient_accumulation_steps
     total_steps = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
@@ -298,15 +295,19 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         load_checkpoint(accelerator, output / CHECKPOINT_DIR)
     (output / "training_config.json").write_text(json.dumps(asdict(config), indent=2))
 
-    def checkpoint() -> None:
+    def account() -> None:
+        """Time, memory and devices so far into the state (what a checkpoint and the summary record)."""
         nonlocal started
         state.elapsed += time.perf_counter() - started
         state.peak_memory_mb = max(state.peak_memory_mb, peak_memory_mb())
         if accelerator.device.type == "cuda":
             state.peak_gpu_memory_mb = max(state.peak_gpu_memory_mb, torch.cuda.max_memory_allocated() / 2**20)
         state.devices = sorted({*state.devices, device_name(accelerator.device)})
-        save_checkpoint(accelerator, output / CHECKPOINT_DIR)
         started = time.perf_counter()
+
+    def checkpoint() -> None:
+        account()
+        save_checkpoint(accelerator, output / CHECKPOINT_DIR)
 
     def finished() -> bool:
         out_of_patience = config.patience > 0 and state.epochs_without_gain >= config.patience
@@ -331,6 +332,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         model.train()
         if redrawn:  # drawn again from the epoch's seed, also when resuming mid-epoch
             windows.redraw(state.epoch)
+        # Accelerate divides every batch's loss by the accumulation steps, also in an epoch's last
+        # group when it is short: that group's losses are scaled back up to a mean over its own
+        # batches (counted per epoch: a redrawn copy may cut another number of windows).
+        short_group = len(loader) % config.gradient_accumulation_steps
         if state.batches_done == 0:
             state.epoch_generator_state = generator.get_state()
             batches = loader
@@ -402,6 +407,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         state.batches_done, state.loss_sum = 0, 0.0
         checkpoint()
     progress.close()
+    if diverged:  # ended without the epoch's checkpoint: its time still counts
+        account()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
                "steps": state.step, "processes": accelerator.num_processes,

@@ -323,6 +323,7 @@ def test_a_run_whose_weights_become_nan_ends_with_its_best_model_or_stops(tmp_pa
                                          r"the run ends with its best model, of epoch 1 \(a lower --lr"):
         summary = train(Tagger(model, tokenizer), sentences, None, replace(config, resume=True))
     assert summary["diverged"] == {"epoch": 2, "step": 4} and summary["best_epoch"] == 1
+    assert "Training diverged in epoch 2 (by step 4" in (tmp_path / "run" / "model" / "README.md").read_text()
     assert (tmp_path / "run" / CHECKPOINT_DIR / "model.safetensors").read_bytes() == saved  # epoch 1's
     assert len((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()) == 1
     fresh, _ = tiny_model(m=1)  # diverged in its first epoch: nothing to end with

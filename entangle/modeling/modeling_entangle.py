@@ -151,7 +151,8 @@ def load_pretrained_parts(model: EntangleModel, directory: str | Path) -> None:
         if module is not None and kept:
             own = module.state_dict()
             if kept.keys() != own.keys() or any(kept[key].shape != own[key].shape
-                                                or not torch.equal(kept[key].to(own[key].dtype), own[key]) for key in own):
+                                                or not torch.equal(kept[key].to(own[key].device, own[key].dtype), own[key])
+                                                for key in own):
                 name = getattr(model.config, f"{part}_name")
                 raise ConfigError(f"{directory}: its co-attention was pretrained on another {side} encoder (the "
                                   f"weights differ from {f'those {name} holds now' if name else 'this model’s'}): "
