@@ -307,6 +307,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
 
     def checkpoint() -> None:
         account()
+        if accelerator.num_processes > 1:
+            # The main process alone writes the loop state, which every process reads back: each
+            # holds the mean of their sums, so the epoch's summed loss is the same resumed or not.
+            state.loss_sum = accelerator.reduce(
+                torch.tensor(state.loss_sum, dtype=torch.float64, device=accelerator.device), "mean").item()
         save_checkpoint(accelerator, output / CHECKPOINT_DIR)
 
     def finished() -> bool:
