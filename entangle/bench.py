@@ -767,8 +767,8 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
     from .training import CHECKPOINT_DIR  # training imports torch; bench needs only the name
 
     # A mistyped option, or a run recorded or begun with other options, stops the grid before anything trains.
-    unfinished = {key: resolved_options(train_arguments(config, *key)) for key in todo}
-    unfinished = {key: wanted for key, wanted in unfinished.items() if finished_result(config, *key) is None}
+    unfinished = {key: resolved_options(train_arguments(config, *key)) for key in todo
+                  if finished_result(config, *key) is None}  # a finished run's options are checked in it
     for key, wanted in unfinished.items():
         if (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
             _check_resumable(run_dir(config, *key), wanted)

@@ -45,7 +45,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from .data.batching import train_loader
+from .data.batching import pad_rows, subword_padding, train_loader
 from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, Featurizer, char_window, code_points
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
@@ -154,11 +154,6 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
     return examples
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [value] * (width - len(r)) for r in rows])
-
-
 def _spans(rows: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tensor]:
     """(batch, words, 2) spans padded with empty spans, and (batch, words) which are real."""
     width = max(len(r) for r in rows)
@@ -168,21 +163,20 @@ def _spans(rows: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tenso
 
 class PretrainCollator:
     def __init__(self, subword_pad_id: int | None):
-        # A tokenizer without a padding token (GPT-2's, Llama's): any id will do, the mask hides it.
-        self.subword_pad_id = subword_pad_id if subword_pad_id is not None else 0
+        self.subword_pad_id = subword_padding(subword_pad_id)
 
     def __call__(self, examples: list[Example]) -> dict[str, torch.Tensor]:
-        batch = {"char_ids": _pad([e.char_ids for e in examples], CHAR_PAD)}
+        batch = {"char_ids": pad_rows([e.char_ids for e in examples], CHAR_PAD)}
         batch["char_spans"], batch["word_mask"] = _spans([e.char_spans for e in examples])
         if examples[0].subword_ids:
-            batch["subword_ids"] = _pad([e.subword_ids for e in examples], self.subword_pad_id)
-            batch["subword_mask"] = _pad([[1] * len(e.subword_ids) for e in examples], 0)
+            batch["subword_ids"] = pad_rows([e.subword_ids for e in examples], self.subword_pad_id)
+            batch["subword_mask"] = pad_rows([[1] * len(e.subword_ids) for e in examples], 0)
             batch["subword_spans"], _ = _spans([e.subword_spans for e in examples])
         if examples[0].subword_char_starts:  # padding subwords are masked out of the alignment
-            batch["subword_char_starts"] = _pad([e.subword_char_starts for e in examples], 0)
-            batch["subword_char_ends"] = _pad([e.subword_char_ends for e in examples], 0)
+            batch["subword_char_starts"] = pad_rows([e.subword_char_starts for e in examples], 0)
+            batch["subword_char_ends"] = pad_rows([e.subword_char_ends for e in examples], 0)
         if examples[0].noisy_char_ids:
-            batch["noisy_char_ids"] = _pad([e.noisy_char_ids for e in examples], CHAR_PAD)
+            batch["noisy_char_ids"] = pad_rows([e.noisy_char_ids for e in examples], CHAR_PAD)
             batch["noisy_char_spans"], _ = _spans([e.noisy_char_spans for e in examples])
         return batch
 

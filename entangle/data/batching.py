@@ -16,42 +16,48 @@ from .features import CHAR_PAD, IGNORE, Featurizer, Window
 CHUNK_BATCHES = 2
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+def pad_rows(rows: list[list[int]], value: int) -> torch.Tensor:
+    """(rows, longest row) ids, each row padded with ``value`` (for fine-tuning and pretraining batches)."""
     width = max((len(row) for row in rows), default=0)
     return torch.tensor([row + [value] * (width - len(row)) for row in rows], dtype=torch.long)
 
 
+def subword_padding(pad_id: int | None) -> int:
+    """The id subword rows are padded with: the tokenizer's, or 0 for one without a padding token
+    (GPT-2's, Llama's): any id will do, the mask hides it."""
+    return pad_id if pad_id is not None else 0
+
+
 def _mask(rows: list[list[int]]) -> torch.Tensor:
-    return _pad([[1] * len(row) for row in rows], 0)
+    return pad_rows([[1] * len(row) for row in rows], 0)
 
 
 class Collator:
     """Pads a list of windows; word positions pad with 0 (a real index) and labels with -100."""
 
     def __init__(self, subword_pad_id: int | None):
-        # A tokenizer without a padding token (GPT-2's, Llama's): any id will do, the mask hides it.
-        self.subword_pad_id = subword_pad_id if subword_pad_id is not None else 0
+        self.subword_pad_id = subword_padding(subword_pad_id)
 
     def __call__(self, windows: list[Window]) -> dict[str, torch.Tensor]:
         batch: dict[str, torch.Tensor] = {}
         if windows[0].char_ids:
             chars = [w.char_ids for w in windows]
-            batch["char_ids"] = _pad(chars, CHAR_PAD)  # (batch, n_chars)
+            batch["char_ids"] = pad_rows(chars, CHAR_PAD)  # (batch, n_chars)
             batch["char_mask"] = _mask(chars)
         if windows[0].char_word_starts:
-            batch["char_word_starts"] = _pad([w.char_word_starts for w in windows], 0)  # (batch, n_units)
+            batch["char_word_starts"] = pad_rows([w.char_word_starts for w in windows], 0)  # (batch, n_units)
         if windows[0].subword_ids:
             subwords = [w.subword_ids for w in windows]
-            batch["subword_ids"] = _pad(subwords, self.subword_pad_id)  # (batch, n_subwords)
+            batch["subword_ids"] = pad_rows(subwords, self.subword_pad_id)  # (batch, n_subwords)
             batch["subword_mask"] = _mask(subwords)
         if windows[0].subword_word_starts:
-            batch["subword_word_starts"] = _pad([w.subword_word_starts for w in windows], 0)
+            batch["subword_word_starts"] = pad_rows([w.subword_word_starts for w in windows], 0)
         if windows[0].subword_char_starts:
             # Padding points at the start marker; the model zeroes padded positions anyway.
-            batch["subword_char_starts"] = _pad([w.subword_char_starts for w in windows], 0)  # (batch, n_subwords)
-            batch["subword_char_ends"] = _pad([w.subword_char_ends for w in windows], 0)
+            batch["subword_char_starts"] = pad_rows([w.subword_char_starts for w in windows], 0)  # (batch, n_subwords)
+            batch["subword_char_ends"] = pad_rows([w.subword_char_ends for w in windows], 0)
         if windows[0].labels is not None:
-            batch["labels"] = _pad([w.labels for w in windows], IGNORE)  # (batch, n_units)
+            batch["labels"] = pad_rows([w.labels for w in windows], IGNORE)  # (batch, n_units)
         return batch
 
 
