@@ -19,8 +19,8 @@ from .data.corpus import data_task
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, OBJECTIVES, ConfigError, char_encoder_kind,
-                      default_char_lr)
+from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, MIXED_PRECISIONS, OBJECTIVES, ConfigError,
+                      char_encoder_kind, default_char_lr)
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
 
@@ -280,6 +280,8 @@ def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float
     parser.add_argument("--save-steps", type=at_least(1), default=200, help="checkpoint every N steps")
     parser.add_argument("--log-steps", type=at_least(1), default=25, help="log mean losses every N steps")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--mixed-precision", choices=MIXED_PRECISIONS, default="no",
+                        help="Accelerate's mixed precision (the frozen models' forward too)")
 
 
 def _file_value(action: argparse.Action, key: str, value: typing.Any, path: Path) -> typing.Any:

@@ -296,7 +296,10 @@ def _raw_corpus(args: argparse.Namespace):
 
 
 def _report_pretraining(output: str, summary: dict) -> None:
-    """One line on a finished pretraining run: its budget and its last logged losses."""
+    """One line on a finished pretraining run: its budget and its last logged losses (from the main
+    process: the others return no summary)."""
+    if not summary:
+        return
     print(f"{output}: {summary['steps']} steps ({summary['epochs']} epochs of {summary['windows']} windows) in "
           f"{summary['pretrain_time_s']} s; last losses: "
           + ", ".join(f"{k} {v:.4f}" for k, v in (summary["last_log"] or {}).items() if k.endswith(("loss", "accuracy"))))
@@ -320,8 +323,8 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
         output_dir=args.output, objectives=tuple(args.objectives), max_steps=args.max_steps,
         max_minutes=args.max_minutes, batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate,
         noise_rate=args.noise_rate, noise_attacks=tuple(args.noise_attacks), distill_loss=args.distill_loss, max_chars=args.max_chars,
-        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, resume=bool(args.resume),
-        command=args.command_line,
+        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, mixed_precision=args.mixed_precision,
+        resume=bool(args.resume), command=args.command_line,
     )
     corpus = _raw_corpus(args)
     teacher, tokenizer = load_subword_encoder(args.teacher) if "distill" in config.objectives else (None, None)
@@ -340,8 +343,8 @@ def run_pretrain_coattention(args: argparse.Namespace) -> None:
     config = PretrainConfig(
         output_dir=args.output, objectives=("mlm",), max_steps=args.max_steps, max_minutes=args.max_minutes,
         batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate, noise_rate=0.0, max_chars=args.max_chars,
-        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, resume=bool(args.resume),
-        command=args.command_line,
+        save_steps=args.save_steps, log_steps=args.log_steps, seed=args.seed, mixed_precision=args.mixed_precision,
+        resume=bool(args.resume), command=args.command_line,
     )
     corpus = _raw_corpus(args)
     options = {name: getattr(args, name) for name in PRETRAINED_MODEL_OPTIONS if name not in ("char", "subword")}

@@ -86,7 +86,8 @@ class CoattentionPretrainingModel(nn.Module):
             encoder.eval()  # fixed: no dropout either
         return self
 
-    def losses(self, char_inputs, char_masked, subword_inputs, subword_masked, batch: dict) -> dict[str, torch.Tensor]:
+    def forward(self, char_inputs, char_masked, subword_inputs, subword_masked, batch: dict) -> dict[str, torch.Tensor]:
+        """Each side's MLM loss and accuracy."""
         states = self.base(char_inputs, (batch["char_ids"] != CHAR_PAD).long(), subword_inputs, batch["subword_mask"],
                            subword_char_starts=batch.get("subword_char_starts"),
                            subword_char_ends=batch.get("subword_char_ends"))
@@ -124,16 +125,12 @@ def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase
     set_seed(config.seed)  # before the heads are built: the seed fixes their initialisation
     model = CoattentionPretrainingModel(base, rows)
 
-    def step_losses(model: CoattentionPretrainingModel, batch: dict, state: PretrainState,
-                    device: torch.device) -> torch.Tensor:
+    def step_outputs(model: nn.Module, batch: dict, state: PretrainState, device: torch.device) -> dict:
         masked = mask_words({k: v.cpu() for k, v in batch.items()}, config.mask_rate, state.mask_generator,
                             tokenizer.mask_token_id, vocabulary)
-        losses = model.losses(*(t.to(device) for t in masked), batch)
-        for name, value in losses.items():
-            state.add(name, value.item())
-        return losses["char_mlm_loss"] + losses["subword_mlm_loss"]
+        return model(*(t.to(device) for t in masked), batch)
 
-    return run_pretraining(model, examples, PretrainCollator(tokenizer.pad_token_id), corpus, config, step_losses,
+    return run_pretraining(model, examples, PretrainCollator(tokenizer.pad_token_id), corpus, config, step_outputs,
                            lambda model, output: model.base.save_pretrained(output),
                            about={"char": base.config.char_encoder_name, "subword": base.config.subword_encoder_name,
                                   "coattention_layers": base.config.num_coattention_layers})

@@ -28,6 +28,8 @@ DEFAULT_SUBWORD = "minilm"
 #: ``base_model`` names the model a hub knows).
 HUB_NAMES = {"minilm": "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2": "sentence-transformers/all-MiniLM-L6-v2",
              "multilingual-e5-small": "intfloat/multilingual-e5-small", "me5-small": "intfloat/multilingual-e5-small"}
+#: Accelerate's mixed-precision modes, for training and pretraining.
+MIXED_PRECISIONS = ("no", "fp16", "bf16")
 #: Co-attention modules per side (the paper's m) of a model with co-attention, unless told.
 DEFAULT_COATTENTION_LAYERS = 2
 #: Config fields that fix the shape and meaning of what ``train --coattention-init`` takes from a

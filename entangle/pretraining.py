@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from accelerate import Accelerator
-from accelerate.utils import set_seed
+from accelerate.utils import DistributedDataParallelKwargs, set_seed
 from torch import nn
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -49,9 +49,9 @@ from .data.batching import pad_rows, subword_padding, train_loader
 from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, Featurizer, char_window, code_points
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
-from .modeling.encoders import subword_window_limit
+from .modeling.encoders import char_window_limit, subword_window_limit
 from .noise import perturb_texts
-from .options import DISTILL_LOSSES, OBJECTIVES, ConfigError
+from .options import DISTILL_LOSSES, MIXED_PRECISIONS, OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
 from .training import CHECKPOINT_DIR, adamw, load_checkpoint, save_checkpoint
 
@@ -83,6 +83,7 @@ class PretrainConfig:
     save_steps: int = 200
     log_steps: int = 25
     seed: int = 42
+    mixed_precision: str = "no"  # Accelerate's: no, fp16 or bf16
     resume: bool = False
     command: str | None = None  # the command line, recorded in the summary
 
@@ -92,6 +93,8 @@ class PretrainConfig:
         unknown = set(self.objectives) - set(OBJECTIVES)
         if not self.objectives or unknown:
             raise ValueError(f"objectives must be some of {', '.join(OBJECTIVES)}, got {', '.join(self.objectives)}")
+        if self.mixed_precision not in MIXED_PRECISIONS:
+            raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISIONS)}, got {self.mixed_precision!r}")
         if self.distill_loss not in DISTILL_LOSSES:
             raise ValueError(f"distill_loss must be one of {', '.join(DISTILL_LOSSES)}, got {self.distill_loss!r}")
         if not 0.0 < self.mask_rate < 1.0:
@@ -149,6 +152,9 @@ def build_examples(texts: list[list[str]], max_chars: int, tokenizer: PreTrained
         if noisy is not None:
             words = [code_points(w, featurizer.char_budget) for w in noisy[window.sentence][window.start : window.end]]
             ids, starts = char_window(words)
+            if len(ids) > max_chars:  # insertions past the limit: each word cut to its clean length, which fits
+                clean = _char_spans(window.char_ids, window.char_word_starts, range(len(words)))
+                ids, starts = char_window([w[: end - start] for w, (start, end) in zip(words, clean)])
             example.noisy_char_ids, example.noisy_char_spans = ids, _char_spans(ids, starts, owned)
         examples.append(example)
     return examples
@@ -261,9 +267,6 @@ class CharPretrainingModel(nn.Module):
     def encode(self, char_ids: torch.Tensor) -> torch.Tensor:
         return self.encoder(input_ids=char_ids, attention_mask=(char_ids != CHAR_PAD).long()).last_hidden_state
 
-    def mlm(self, inputs: torch.Tensor, masked: torch.Tensor, targets: torch.Tensor):
-        return self.mlm_head(self.encode(inputs)[masked], targets[masked])
-
     def distill(self, char_ids: torch.Tensor, spans: torch.Tensor, word_mask: torch.Tensor,
                 teacher_words: torch.Tensor) -> torch.Tensor:
         student = self.projection(pool_spans(self.encode(char_ids), spans))[word_mask]
@@ -273,6 +276,23 @@ class CharPretrainingModel(nn.Module):
         if self.distill_loss in ("cosine", "centered"):
             return (1 - F.cosine_similarity(student, teacher, dim=-1)).mean()
         return F.mse_loss(student, teacher)
+
+    def forward(self, batch: dict[str, torch.Tensor], mlm_inputs: torch.Tensor | None = None,
+                mlm_masked: torch.Tensor | None = None, teacher_words: torch.Tensor | None = None
+                ) -> dict[str, torch.Tensor]:
+        """Every objective's loss (and MLM's accuracy) for one batch, in one call: the loop calls
+        the model as Accelerate prepared it, so DDP averages the gradients and mixed precision applies."""
+        out = {}
+        if mlm_inputs is not None:
+            out["mlm_loss"], out["mlm_accuracy"] = self.mlm_head(self.encode(mlm_inputs)[mlm_masked],
+                                                                 batch["char_ids"][mlm_masked])
+        if teacher_words is not None:
+            out["distill_loss"] = self.distill(batch["char_ids"], batch["char_spans"], batch["word_mask"],
+                                               teacher_words)
+            if "noisy_char_ids" in batch:  # held to the clean text's teacher states
+                out["distill_noisy_loss"] = self.distill(batch["noisy_char_ids"], batch["noisy_char_spans"],
+                                                         batch["word_mask"], teacher_words)
+        return out
 
 
 # ---------------------------------------------------------------------------------- the loop
@@ -311,53 +331,47 @@ def pretrain_char(encoder: PreTrainedModel, corpus: RawCorpus, config: PretrainC
     if distill and (teacher is None or tokenizer is None):
         raise ValueError("the distill objective needs a teacher subword encoder and its tokenizer")
     set_seed(config.seed)  # before the heads are built: --seed fixes their initialisation
-    examples = build_examples(
-        corpus.texts, config.max_chars, tokenizer if distill else None,
+    examples = build_examples(  # windows the encoder's position table holds (a CANINE's may be small)
+        corpus.texts, min(config.max_chars, char_window_limit(encoder.config)), tokenizer if distill else None,
         subword_window_limit(teacher.config, tokenizer) if distill else None,
         config.noise_rate if distill else 0.0, config.seed, config.noise_attacks,
     )
     model = CharPretrainingModel(encoder, config.objectives, teacher.config.hidden_size if distill else None,
                                  config.distill_loss)
 
-    def step_losses(model: CharPretrainingModel, batch: dict, state: PretrainState, device: torch.device) -> torch.Tensor:
-        total = 0.0
+    def step_outputs(model: nn.Module, batch: dict, state: PretrainState, device: torch.device) -> dict:
+        inputs = {}
         if "mlm" in config.objectives:
-            inputs, masked = mask_spans(batch["char_ids"].cpu(), config.mask_rate, config.max_span, state.mask_generator)
-            loss, accuracy = model.mlm(inputs.to(device), masked.to(device), batch["char_ids"])
-            state.add("mlm_loss", loss.item())
-            state.add("mlm_accuracy", accuracy.item())
-            total = total + loss
+            masked_inputs, masked = mask_spans(batch["char_ids"].cpu(), config.mask_rate, config.max_span,
+                                               state.mask_generator)
+            inputs.update(mlm_inputs=masked_inputs.to(device), mlm_masked=masked.to(device))
         if distill:
             with torch.no_grad():
                 states = teacher(input_ids=batch["subword_ids"], attention_mask=batch["subword_mask"]).last_hidden_state
-                target = pool_spans(states, batch["subword_spans"])
-            loss = model.distill(batch["char_ids"], batch["char_spans"], batch["word_mask"], target)
-            state.add("distill_loss", loss.item())
-            total = total + loss
-            if "noisy_char_ids" in batch:
-                loss = model.distill(batch["noisy_char_ids"], batch["noisy_char_spans"], batch["word_mask"], target)
-                state.add("distill_noisy_loss", loss.item())
-                total = total + loss
-        return total
+                inputs["teacher_words"] = pool_spans(states, batch["subword_spans"])
+        return model(batch, **inputs)
 
     frozen = [teacher] if distill else []
     return run_pretraining(model, examples, PretrainCollator(tokenizer.pad_token_id if distill else None), corpus,
-                           config, step_losses, lambda model, output: model.encoder.save_pretrained(output), frozen,
+                           config, step_outputs, lambda model, output: model.encoder.save_pretrained(output), frozen,
                            {"teacher": getattr(teacher, "name_or_path", None) if distill else None})
 
 
 def run_pretraining(model: nn.Module, examples: list[Example], collator: PretrainCollator, corpus: RawCorpus,
-                    config: PretrainConfig, step_losses, save, frozen: list[nn.Module] = (), about: dict | None = None
+                    config: PretrainConfig, step_outputs, save, frozen: list[nn.Module] = (), about: dict | None = None
                     ) -> dict:
     """The loop every pretraining objective shares: train ``model``'s trainable parameters on
-    ``examples`` with ``step_losses(model, batch, state, device)`` (the step's loss, logging its parts
-    through ``state.add``); ``save(model, output)`` writes what the output directory holds, at every
-    checkpoint and at the end; ``frozen`` models are moved to the device beside it. The summary,
-    with ``about`` added, is returned and written. The caller seeds (``set_seed``) before it builds
-    ``model``'s new layers."""
+    ``examples`` with ``step_outputs(model, batch, state, device)``, which calls ``model`` (as
+    Accelerate prepared it) once and returns its outputs by name: the step's loss is the sum of
+    those ending in ``_loss``, and every output is logged; ``save(model, output)`` writes what the
+    output directory holds, at every checkpoint and at the end; ``frozen`` models are moved to the
+    device beside it. The summary, with ``about`` added, is returned and written. The caller seeds
+    (``set_seed``) before it builds ``model``'s new layers."""
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    accelerator = Accelerator()
+    # Under DDP, parameters no objective reaches (a CANINE's pooler) get no gradient: DDP must be told.
+    accelerator = Accelerator(mixed_precision=config.mixed_precision,
+                              kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
     if accelerator.is_main_process:
         (output / CORPUS).write_text(json.dumps({"sources": [asdict(s) for s in corpus.sources],
                                                  "windows": len(examples)}, indent=2))
@@ -394,7 +408,7 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
 
     def progress_share() -> float:
         """How much of the budget is spent: steps, or time when that runs out first."""
-        share = (state.step + 1) / config.max_steps  # the step about to be taken counts
+        share = state.step / config.max_steps  # as Hugging Face's linear schedule: the last step is not at 0
         return max(share, elapsed() / (60 * config.max_minutes)) if config.max_minutes else share
 
     def out_of_time() -> bool:
@@ -420,7 +434,11 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
             generator.set_state(state.epoch_generator_state)
             batches = accelerator.skip_first_batches(loader, state.batches_done)
         for batch in batches:
-            loss = step_losses(accelerator.unwrap_model(model), batch, state, accelerator.device)
+            with accelerator.autocast():  # the frozen models' forward too
+                outputs = step_outputs(model, batch, state, accelerator.device)
+            for name, value in outputs.items():
+                state.add(name, value.item())
+            loss = sum(value for name, value in outputs.items() if name.endswith("_loss"))
             accelerator.backward(loss)
             accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
             lr = set_learning_rate()
@@ -455,7 +473,8 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
     if records:
         plot_pretraining_losses(records, output / LOSSES_PNG)
     summary = {
-        "steps": state.step, "epochs": round(state.step * config.batch_size * accelerator.num_processes / len(examples), 2),
+        "steps": state.step, "processes": accelerator.num_processes,
+        "epochs": round(state.step * config.batch_size * accelerator.num_processes / len(examples), 2),
         "pretrain_time_s": round(state.elapsed, 1), "windows": len(examples), "corpus": [asdict(s) for s in corpus.sources],
         "first_log": records[0] if records else None, "last_log": records[-1] if records else None,
         **(about or {}), "config": asdict(config),

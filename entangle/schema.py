@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .noise import ATTACK_NAMES
-from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, PRETRAINED_SHAPE,
-                      UsageError, isolate_sides_by_default)
+from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, MIXED_PRECISIONS,
+                      PRETRAINED_SHAPE, UsageError, isolate_sides_by_default)
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwargs) -> Any:
@@ -156,7 +156,7 @@ class TrainingOptions:
     group_by_length: bool = option(True, "batches of similar lengths (shuffled in groups); --no-group-by-length "
                                    "shuffles plainly")
     gradient_accumulation_steps: int = option(1, "batches summed into one optimizer step")
-    mixed_precision: str = option("no", "Accelerate's mixed precision", choices=("no", "fp16", "bf16"))
+    mixed_precision: str = option("no", "Accelerate's mixed precision", choices=MIXED_PRECISIONS)
     max_steps: int | None = option(None, "stop after this many optimizer steps")
     save_steps: int | None = option(None, "also checkpoint every N optimizer steps (always after each epoch)")
     # Noise-aware fine-tuning: each epoch trains on a fresh noisy copy of the training words

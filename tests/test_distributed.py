@@ -1,5 +1,6 @@
 """Two CPU processes (gloo, launched by torchrun): training saves one model (DDP told of the
-parameters no loss reaches), and distributed evaluation gives exactly the single-process metrics."""
+parameters no loss reaches), distributed evaluation gives exactly the single-process metrics, and
+character pretraining runs its steps through DDP."""
 
 import json
 import os
@@ -9,6 +10,7 @@ import sys
 
 from entangle.cli import main
 from test_cli import DEV, encoders, write_dataset  # noqa: F401  (fixture)
+from tiny import CORPUS
 
 # An odd number of dev sentences: the two processes get uneven shares.
 DEV_ODD = DEV + "\n" + "Rome\tB-LOC\nsleeps\tO\n\nBob\tB-PER\n\nit\tO\nrains\tO\nin\tO\nLima\tB-LOC\n"
@@ -39,3 +41,14 @@ def test_two_processes_train_one_model_and_evaluate_like_one(tmp_path, encoders)
     assert double == single
     support = sum(t["support"] for t in single["subword"]["per_type"].values())
     assert support == DEV_ODD.count("B-")  # every entity counted once
+
+
+def test_two_processes_pretrain_a_character_encoder(tmp_path, encoders):  # noqa: F811
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(CORPUS) + "\n")
+    out = tmp_path / "char"
+    launch("pretrain-char", "--text", str(text), "--char", str(encoders / "char"), "--teacher", str(encoders / "subword"),
+           "--max-steps", "3", "--batch-size", "2", "--max-chars", "64", "--save-steps", "2", "--output", str(out))
+    summary = json.loads((out / "pretraining.json").read_text())
+    assert summary["processes"] == 2 and summary["steps"] == 3
+    assert {"mlm_loss", "distill_loss"} <= set(summary["last_log"])

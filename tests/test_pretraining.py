@@ -37,6 +37,7 @@ def log(output) -> list[dict]:
     # The decay after the warm-up would divide by zero at the last step.
     ({"warmup_ratio": 1.0}, r"warmup_ratio must be in \[0, 1\), got 1.0"),
     ({"max_steps": 0}, "--max-steps must be at least 1, got 0"),
+    ({"mixed_precision": "fp8"}, "mixed_precision must be one of no, fp16, bf16, got 'fp8'"),
 ])
 def test_a_pretraining_config_out_of_range_is_refused_when_made(option, message):
     from entangle.options import ConfigError
@@ -163,6 +164,51 @@ def test_interrupted_pretraining_resumes_exactly(tmp_path):
         assert torch.equal(expected.cpu(), actual.cpu()), name
 
 
+@pytest.mark.parametrize("pretraining", ["char", "coattention"])
+def test_each_step_calls_the_model_accelerate_prepared(tmp_path, monkeypatch, request, pretraining):
+    """DDP averages gradients, and mixed precision applies, only in the forward of the model that
+    ``Accelerator.prepare`` returned: a step that called the unwrapped model got neither (and
+    ``--mixed-precision`` was not an option of pretraining)."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+    from torch import nn
+
+    calls = []
+
+    class Prepared(nn.Module):  # stands in for DDP's wrapper
+        def __init__(self, module: nn.Module):
+            super().__init__()
+            self.module = module
+
+        def forward(self, *args, **kwargs):
+            calls.append(torch.is_autocast_enabled(next(self.module.parameters()).device.type))
+            return self.module(*args, **kwargs)
+
+    # Accelerate keeps one state per process and refuses another precision than the first Accelerator's.
+    AcceleratorState._reset_state()
+    request.addfinalizer(AcceleratorState._reset_state)
+    prepare = Accelerator.prepare
+    monkeypatch.setattr(Accelerator, "prepare", lambda self, model, *rest: (Prepared(model), *prepare(self, *rest)))
+    monkeypatch.setattr(Accelerator, "unwrap_model", lambda self, model, **kwargs: model.module)
+    config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=3, batch_size=4, save_steps=2,
+                            mixed_precision="bf16")
+    if pretraining == "char":
+        teacher, tokenizer = subword_encoder("bert")
+        config.objectives = ("mlm", "distill")
+        summary = pretrain_char(char_encoder(), corpus(), config, teacher, tokenizer)
+        assert {"mlm_loss", "distill_loss", "distill_noisy_loss"} <= set(summary["last_log"])
+    else:
+        from test_coattention_pretraining import PRETRAINABLE
+        from tiny import tiny_model
+
+        from entangle.coattention_pretraining import pretrain_coattention
+
+        model, tokenizer = tiny_model(m=1, **PRETRAINABLE)
+        summary = pretrain_coattention(model.entangle, tokenizer, corpus(), config)
+        assert {"char_mlm_loss", "subword_mlm_loss"} <= set(summary["last_log"])
+    assert calls == [True] * 3  # once a step (DDP's reducer expects one forward before each backward), in bf16
+
+
 def test_the_result_loads_as_the_character_side(tmp_path):
     from tiny import tiny_model  # noqa: F401  (the Auto classes are registered by importing entangle)
 
@@ -205,6 +251,25 @@ def test_a_time_budget_stops_early_and_ends_its_schedule(tmp_path):
     records = log(tmp_path)
     assert 0 < summary["steps"] < 10_000 and summary["pretrain_time_s"] >= 6.0
     assert records[-1]["lr"] < max(r["lr"] for r in records)  # decayed over the time budget, not over 10,000 steps
+
+
+def test_the_schedule_starts_and_ends_with_a_step_that_trains(tmp_path):
+    config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=4, batch_size=4, log_steps=1,
+                            warmup_ratio=0.0, lr=1e-3)
+    pretrain_char(char_encoder(), corpus(), config)
+    assert [r["lr"] for r in log(tmp_path)] == pytest.approx([1e-3, 0.75e-3, 0.5e-3, 0.25e-3])  # no last step at 0
+
+
+def test_windows_fit_the_encoders_position_table_and_so_does_the_noisy_copy(tmp_path):
+    long_words = [["wonderful", "extraordinary", "magnificent", "spectacular"] * 20]
+    examples = build_examples(long_words, 48, noise_rate=1.0, noise_attacks=("repeat",), seed=0)
+    assert max(len(e.noisy_char_ids) for e in examples) <= 48  # repeats lengthen words past the window's limit
+    assert any(e.noisy_char_ids != e.char_ids for e in examples)
+    raw = RawCorpus()
+    raw.add("long", long_words)
+    encoder = char_encoder("canine")  # 64 positions (its hash buckets): --max-chars 256 is cut to them
+    config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=2, batch_size=2)
+    assert pretrain_char(encoder, raw, config)["steps"] == 2
 
 
 def test_words_keep_their_combining_marks():
