@@ -59,6 +59,12 @@ def test_an_emoji_keeps_its_variation_selector_and_a_url_its_scheme_in_any_case(
     assert split_words("see HTTPS://x.co/ab or Www.example.com") == ["see", "HTTPS://x.co/ab", "or", "Www.example.com"]
 
 
+def test_an_emoji_sequence_is_one_word():
+    """A skin tone, a family joined by U+200D and a flag were two to five words, each half a symbol."""
+    family, rainbow = "👩\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈"
+    assert split_words(f"great👍🏽 {family} {rainbow} 🇩🇪🇫🇷!!") == ["great", "👍🏽", family, rainbow, "🇩🇪", "🇫🇷", "!", "!"]
+
+
 def test_a_zero_width_space_alone_is_no_word():
     assert split_words("New \u200b York \u200d") == ["New", "York"]
 

@@ -6,8 +6,8 @@ separators U+001C-U+001F, NEL U+0085), line and paragraph separators (U+2028, U+
 invisible word separators (zero-width space U+200B, word joiner U+2060, U+FEFF, U+180E) count
 as spaces: they separate words and are never words themselves. Other invisible format
 characters (soft hyphens, direction marks) are removed, except the zero-width (non-)joiners
-U+200C and U+200D, which stay inside the word they are in (Persian, Indic scripts); a token
-made of nothing else is dropped (so an emoji sequence joined by U+200D becomes its emoji).
+U+200C and U+200D, which stay inside the word they are in (Persian, Indic scripts, emoji
+sequences); a token made of nothing else is dropped.
 Files are split into texts on ``\\n`` alone (:func:`entangle.data.conll.decoded_lines`), so
 none of these characters starts a new text.
 """
@@ -18,10 +18,12 @@ import regex
 
 # URLs (scheme in any case), @mentions, #hashtags and e-mail addresses stay whole; words keep inner
 # apostrophes and hyphens; every other non-space character is a token of its own (the CoNLL / WNUT
-# convention), with the combining marks after it (an emoji's variation selector U+FE0F, a keycap's
-# U+20E3). The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba
+# convention), as the whole grapheme cluster it starts (\X, Unicode's UAX #29): with the combining
+# marks after it (an emoji's variation selector U+FE0F, a keycap's U+20E3), an emoji's skin tone, the
+# emoji it joins by U+200D (a family, a rainbow flag), a flag's second regional indicator, so one
+# symbol as a reader sees it is one word. The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba
 # tone marks (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
-_WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|[^\w\s]\p{M}*")
+_WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|(?=[^\w\s])\X")
 _SPACE_LIKE = regex.compile(r"[\p{Cc}\p{Zl}\p{Zp}\u200b\u2060\ufeff\u180e]")
 _REMOVED = regex.compile(r"[^\P{Cf}\u200c\u200d]")
 _INVISIBLE = regex.compile(r"\p{Cf}+")
