@@ -50,6 +50,7 @@ from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, Featurizer, 
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import char_window_limit, subword_window_limit
+from .modeling.kernels import attention_kernels
 from .noise import perturb_texts
 from .options import DISTILL_LOSSES, MIXED_PRECISIONS, OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
@@ -269,8 +270,9 @@ class CharPretrainingModel(nn.Module):
 
     def distill(self, char_ids: torch.Tensor, spans: torch.Tensor, word_mask: torch.Tensor,
                 teacher_words: torch.Tensor) -> torch.Tensor:
-        student = self.projection(pool_spans(self.encode(char_ids), spans))[word_mask]
-        teacher = teacher_words[word_mask]
+        # In float32: CPU autocast leaves a cosine of two bfloat16 tensors in bfloat16.
+        student = self.projection(pool_spans(self.encode(char_ids), spans))[word_mask].float()
+        teacher = teacher_words[word_mask].float()
         if self.distill_loss == "centered":
             teacher = teacher - teacher.mean(0)
         if self.distill_loss in ("cosine", "centered"):
@@ -406,13 +408,22 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
         if accelerator.is_main_process:  # the directory is usable at every checkpoint, not only at the end
             save(accelerator.unwrap_model(model), output)
 
+    def budget_spent() -> float:
+        """Training time so far; under several processes with a time budget, the longest process's,
+        so that every process takes the same rate and stops at the same step (one stopping alone
+        would leave the others waiting in a step's gradient exchange)."""
+        spent = elapsed()
+        if config.max_minutes is not None and accelerator.num_processes > 1:
+            spent = accelerator.reduce(torch.tensor(spent, dtype=torch.float64, device=accelerator.device), "max").item()
+        return spent
+
     def progress_share() -> float:
         """How much of the budget is spent: steps, or time when that runs out first."""
         share = state.step / config.max_steps  # as Hugging Face's linear schedule: the last step is not at 0
-        return max(share, elapsed() / (60 * config.max_minutes)) if config.max_minutes else share
+        return max(share, budget_spent() / (60 * config.max_minutes)) if config.max_minutes else share
 
     def out_of_time() -> bool:
-        return config.max_minutes is not None and elapsed() >= 60 * config.max_minutes
+        return config.max_minutes is not None and budget_spent() >= 60 * config.max_minutes
 
     def set_learning_rate() -> float:
         # Linear warm-up, then linear decay to 0 at the end of the budget, so a run bounded by
@@ -434,12 +445,12 @@ def run_pretraining(model: nn.Module, examples: list[Example], collator: Pretrai
             generator.set_state(state.epoch_generator_state)
             batches = accelerator.skip_first_batches(loader, state.batches_done)
         for batch in batches:
-            with accelerator.autocast():  # the frozen models' forward too
-                outputs = step_outputs(model, batch, state, accelerator.device)
-            for name, value in outputs.items():
-                state.add(name, value.item())
-            loss = sum(value for name, value in outputs.items() if name.endswith("_loss"))
-            accelerator.backward(loss)
+            with attention_kernels(accelerator.device):
+                with accelerator.autocast():  # the frozen models' forward too
+                    outputs = step_outputs(model, batch, state, accelerator.device)
+                for name, value in outputs.items():
+                    state.add(name, value.item())
+                accelerator.backward(sum(value for name, value in outputs.items() if name.endswith("_loss")))
             accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
             lr = set_learning_rate()
             optimizer.step()

@@ -48,7 +48,8 @@ def test_two_processes_pretrain_a_character_encoder(tmp_path, encoders):  # noqa
     text.write_text("\n".join(CORPUS) + "\n")
     out = tmp_path / "char"
     launch("pretrain-char", "--text", str(text), "--char", str(encoders / "char"), "--teacher", str(encoders / "subword"),
-           "--max-steps", "3", "--batch-size", "2", "--max-chars", "64", "--save-steps", "2", "--output", str(out))
+           "--max-steps", "3", "--max-minutes", "30", "--batch-size", "2", "--max-chars", "64", "--save-steps", "2",
+           "--output", str(out))  # a time budget: the processes agree on the time spent
     summary = json.loads((out / "pretraining.json").read_text())
     assert summary["processes"] == 2 and summary["steps"] == 3
     assert {"mlm_loss", "distill_loss"} <= set(summary["last_log"])

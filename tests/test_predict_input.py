@@ -63,6 +63,7 @@ def test_an_emoji_sequence_is_one_word():
     """A skin tone, a family joined by U+200D and a flag were two to five words, each half a symbol."""
     family, rainbow = "👩\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈"
     assert split_words(f"great👍🏽 {family} {rainbow} 🇩🇪🇫🇷!!") == ["great", "👍🏽", family, rainbow, "🇩🇪", "🇫🇷", "!", "!"]
+    assert split_words("!\u0e33abc") == ["!", "\u0e33abc"]  # a grapheme cluster, but a letter: not the symbol's
 
 
 def test_a_zero_width_space_alone_is_no_word():

@@ -253,7 +253,7 @@ def test_a_time_budget_stops_early_and_ends_its_schedule(tmp_path):
     assert records[-1]["lr"] < max(r["lr"] for r in records)  # decayed over the time budget, not over 10,000 steps
 
 
-def test_the_schedule_starts_and_ends_with_a_step_that_trains(tmp_path):
+def test_without_warm_up_the_schedule_starts_at_the_rate_and_ends_above_0(tmp_path):
     config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=4, batch_size=4, log_steps=1,
                             warmup_ratio=0.0, lr=1e-3)
     pretrain_char(char_encoder(), corpus(), config)

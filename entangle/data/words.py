@@ -18,12 +18,14 @@ import regex
 
 # URLs (scheme in any case), @mentions, #hashtags and e-mail addresses stay whole; words keep inner
 # apostrophes and hyphens; every other non-space character is a token of its own (the CoNLL / WNUT
-# convention), as the whole grapheme cluster it starts (\X, Unicode's UAX #29): with the combining
-# marks after it (an emoji's variation selector U+FE0F, a keycap's U+20E3), an emoji's skin tone, the
-# emoji it joins by U+200D (a family, a rainbow flag), a flag's second regional indicator, so one
-# symbol as a reader sees it is one word. The `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba
-# tone marks (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
-_WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|(?=[^\w\s])\X")
+# convention), with what makes one symbol of it as a reader sees it: the combining marks after it
+# (an emoji's variation selector U+FE0F, a keycap's U+20E3), an emoji's skin tone, the emoji it
+# joins by U+200D (a family, a rainbow flag); a flag's two regional indicators are one word (not
+# Unicode's grapheme clusters, \X: a few of those join a letter to the symbol before it). The
+# `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba tone marks
+# (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
+_WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|\p{RI}{2}"
+                      r"|[^\w\s](?:\p{M}|\p{Emoji_Modifier}|\u200d\p{Extended_Pictographic})*")
 _SPACE_LIKE = regex.compile(r"[\p{Cc}\p{Zl}\p{Zp}\u200b\u2060\ufeff\u180e]")
 _REMOVED = regex.compile(r"[^\P{Cf}\u200c\u200d]")
 _INVISIBLE = regex.compile(r"\p{Cf}+")

@@ -4,8 +4,8 @@ On an H100 (torch 2.11), bf16 mixed-precision training ran about 10x slower than
 MiniLM alone showed it too; disabling PyTorch's cuDNN scaled-dot-product-attention backend gave 3x
 of it back (issue #27). That backend builds a new cuDNN graph for every new input shape, and
 length-grouped batches bring a new shape almost every step. Flash and memory-efficient attention
-need no such building, so on CUDA attention runs without the cuDNN backend. PyTorch offers that
-backend only for half-precision inputs, so the float32 pretraining loops do without this context.
+need no such building, so on CUDA attention runs without the cuDNN backend, in training and in
+pretraining (whose `--mixed-precision` gives it half-precision inputs too).
 """
 
 from __future__ import annotations
