@@ -217,6 +217,8 @@ class Tagger:
             raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        if isinstance(featurize_workers, bool) or not isinstance(featurize_workers, int) or featurize_workers < 0:
+            raise ValueError(f"featurize_workers must be a whole number of at least 0, got {featurize_workers!r}")
         self.model = model
         self.decoding = decoding
         self.tokenizer = tokenizer

@@ -16,6 +16,7 @@ task rather than branching on its name.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Protocol
 
 from .data.conll import IOB2_TAG
@@ -45,6 +46,8 @@ class Task:
     #: The learning rate of the new parts (``--new-lr``) unless told: chosen on NER (WNUT-17).
     new_lr: float = 5e-4
     description: str
+    #: The examples the task trains on and scores, for messages.
+    example_kind: str = "entangle.data.conll.Sentence with tags"
 
     def gold(self, example: Any) -> list[str]:
         """The example's labels, one per unit (words: per word; chars: every character of every
@@ -79,9 +82,34 @@ class Task:
         """The main score of the examples whose :meth:`example_counts` these are."""
         return accuracy_of_counts(counts)
 
+    def check_examples(self, examples: list, what: str) -> None:
+        """One clear line for what cannot be trained on or scored: not a list (a file's name: the
+        readers, e.g. ``load_corpus``, make the list), no examples, an example of another kind or
+        without labels, nothing to label in any example, or (a label per text) a text without words."""
+        if isinstance(examples, (str, bytes, os.PathLike)) or not isinstance(examples, (list, tuple)):
+            raise ValueError(f"{what}: a list of labelled examples is expected (entangle.load_corpus reads a "
+                             f"file into one), got {type(examples).__name__}")
+        if not examples:
+            raise ValueError(f"{what}: no examples")
+        for number, example in enumerate(examples):
+            place = getattr(example, "source", "") or f"example {number}"
+            try:
+                gold = self.gold(example)
+            except (AttributeError, TypeError):
+                gold = None
+            if gold is None or not all(isinstance(label, str) for label in gold):
+                raise ValueError(f"{what}: {place} is not a labelled example of task {self.name} ({self.example_kind}): "
+                                 f"got {type(example).__name__}" + ("" if gold is None else " without labels"))
+            if self.unit == "text" and not example.words:
+                raise ValueError(f"{what}: {place} has no words: there is nothing to classify")
+        if not any(self.units(example.words) for example in examples):
+            raise ValueError(f"{what}: no example has a word to label")
+
     def check_labels(self, examples: list, labels: list[str], what: str) -> None:
         """Raise with every label the model cannot predict and where it first occurs (``path:line``
-        of the word itself where the reader kept word lines, else of the example)."""
+        of the word itself where the reader kept word lines, else of the example); first
+        :meth:`check_examples`."""
+        self.check_examples(examples, what)
         unknown = self.unseen_labels(examples, labels)
         if unknown:
             listed = ", ".join(f"{label!r} (first at {places[0]})" for label, (_, places) in sorted(unknown.items()))
@@ -167,6 +195,7 @@ class CharTaggingTask(Task):
     name, unit, main_score = "char-tagging", "char", "char_accuracy"
     sides = ("char",)
     description = "a label per character (intra-word code-switching); character accuracy, all and MIXED words"
+    example_kind = "entangle.data.intraword.CharTaggedSentence"
 
     def gold(self, example) -> list[str]:
         return [label for word_labels in example.char_tags for label in word_labels]
@@ -183,6 +212,7 @@ class ClassificationTask(Task):
     # every seed trained (benchmarks/RESULTS.md, "Irony, converged").
     new_lr = 1e-4
     description = "one label per text; accuracy, macro-F1 (the TweetEval convention) and a per-class report"
+    example_kind = "entangle.data.classification.LabelledText with a label"
 
     def gold(self, example) -> list[str]:
         return [example.label]

@@ -16,6 +16,8 @@ import torch
 
 from entangle.cli import main
 from entangle.data import datasets
+from entangle.data.classification import LabelledText
+from entangle.data.conll import Sentence
 from entangle.data.corpus import load_corpus
 from entangle.data.labels import UnknownLabelError
 from entangle.modeling import loading
@@ -573,6 +575,40 @@ def test_a_batch_size_below_one_or_not_whole_is_refused(batch_size):
         Tagger(*tiny_model(), batch_size=batch_size)
 
 
+@pytest.mark.parametrize("workers", [-1, 2.5, "2", None, True])
+def test_featurize_workers_not_a_whole_number_from_0_is_refused(workers):
+    with pytest.raises(ValueError, match=f"featurize_workers must be a whole number of at least 0, got {workers!r}"):
+        Tagger(*tiny_model(), featurize_workers=workers)
+
+
+def test_a_bad_word_featurized_by_workers_is_one_line_counted_in_the_whole_input():
+    tagger = Tagger(*tiny_model(), batch_size=1, featurize_workers=2)  # a chunk of CHUNK_BATCHES sentences per worker
+    with pytest.raises(ValueError, match=r"^sentence 5: word 0 is empty or whitespace only \(' '\)$"):
+        tagger.tag([["a"], ["b"], ["c"], ["d"], ["e"], [" "]])
+
+
+@pytest.mark.parametrize("task, examples, message", [
+    ("ner", "train.txt", "the data: a list of labelled examples is expected .*got str"),
+    ("ner", [], "the data: no examples"),
+    ("ner", [Sentence(["Anna"])], r"the data: example 0 is not a labelled example of task ner \(.*Sentence with tags\): "
+                                  "got Sentence$"),
+    ("ner", [Sentence([], [])], "the data: no example has a word to label"),
+    ("classification", [LabelledText("hi", ["hi"], "a"), LabelledText("", [], "a", "t.tsv:3")],
+     "the data: t.tsv:3 has no words: there is nothing to classify"),
+    ("classification", [LabelledText("hi", ["hi"], None)], "example 0 is not a labelled example .* without labels"),
+    ("classification", [Sentence(["Anna"], ["O"])], "example 0 is not a labelled example of task classification"),
+])
+def test_examples_that_cannot_be_trained_on_or_scored_are_one_clear_error(task, examples, message, tmp_path):
+    """They trained nothing and reported success, failed inside seqeval or scikit-learn, or were read letter by letter."""
+    labels = ["a", "b"] if task == "classification" else ["O", "B-PER", "I-PER"]
+    tagger = Tagger(*tiny_model(task=task, labels=labels))
+    with pytest.raises(ValueError, match=message):
+        tagger.evaluate(examples, "the data")
+    if examples != []:  # refused before: "no training examples"
+        with pytest.raises(ValueError, match=message.replace("the data", "the training data")):
+            tagger.fit(examples, None, output_dir=str(tmp_path))
+
+
 @pytest.mark.parametrize("labels, message", [
     ([], "a non-empty list of label names"), ("OBI", "a non-empty list of label names"),
     (["O", "O", "B-PER"], "repeated: O"), (["O", 1], "non-empty strings"),
@@ -584,8 +620,6 @@ def test_create_checks_the_labels_it_is_given(labels, message, saved):
 
 
 def test_fit_refuses_empty_data_and_checks_dev_labels_before_training(tmp_path, saved):
-    from entangle.data.conll import Sentence
-
     tagger = Tagger(*tiny_model())
     train = [Sentence(["Peter", "lives"], ["B-PER", "O"])]
     with pytest.raises(ValueError, match="no training examples"):

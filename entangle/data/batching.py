@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from .features import CHAR_PAD, IGNORE, Featurizer, Window
+from .features import CHAR_PAD, IGNORE, Featurizer, Window, check_words
 
 #: Sentences a featurizing worker prepares at a time, in batches (``featurized_batches``): small
 #: enough that the model starts soon, big enough that sorting by length still saves padding.
@@ -152,6 +152,7 @@ def featurized_batches(sentences: list[list[str]], featurizer: Featurizer, colla
     if workers <= 0 or len(chunks) <= 1:
         yield from inference_batches(featurizer.featurize(sentences), batch_size, collator)
         return
+    check_words(sentences)  # here, so a bad word is one line counted in the whole input, not a worker's traceback
     # A tokenizer that already ran batches in parallel here would print, in each forked worker, that
     # it turns its parallelism off there; the workers are the parallelism now.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

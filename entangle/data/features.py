@@ -139,10 +139,7 @@ class Featurizer:
 
     # ------------------------------------------------------------------ alignment
     def align(self, sentences: list[list[str]]) -> list[AlignedSentence]:
-        for index, words in enumerate(sentences):
-            for position, word in enumerate(words):
-                if not word.strip():
-                    raise ValueError(f"sentence {index}: word {position} is empty or whitespace only ({word!r})")
+        check_words(sentences)
         if self.tokenizer is not None and sentences:  # a tokenizer cannot encode an empty batch
             subwords, spans = self._align_subwords(sentences)
         else:
@@ -322,6 +319,14 @@ def code_points(word: str, limit: int | None = None) -> list[int]:
     if ids and max(ids) >= CHAR_CLS and not _MARKERS.isdisjoint(ids):  # max first: most words are far below
         ids = [0xFFFD if i in _MARKERS else i for i in ids]
     return ids
+
+
+def check_words(sentences: list[list[str]]) -> None:
+    """Every word has a visible character: an empty or whitespace-only word has nothing to encode."""
+    for index, words in enumerate(sentences):
+        for position, word in enumerate(words):
+            if not word.strip():
+                raise ValueError(f"sentence {index}: word {position} is empty or whitespace only ({word!r})")
 
 
 def char_window(words: list[list[int]]) -> tuple[list[int], list[int]]:
