@@ -186,6 +186,10 @@ class TrainingOptions:
                             ("save_steps", 0), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
                             ("weight_decay", 0)):
             value = getattr(self, name)
+            whole = name in ("epochs", "batch_size", "gradient_accumulation_steps", "max_steps", "save_steps", "patience")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))):
+                # From the Python API (the command line converts): 1.5 epochs trained one, "4" failed in torch.
+                raise UsageError(f"{name} must be a {'whole ' if whole else ''}number, got {value!r}")
             if value is not None and not math.isfinite(value):  # a NaN rate trains a NaN model
                 raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:

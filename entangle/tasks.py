@@ -138,6 +138,8 @@ class Task:
             raise ValueError(f"labels must be a non-empty list of label names, got {labels!r}")
         if not all(isinstance(label, str) and label for label in labels):
             raise ValueError(f"labels must be non-empty strings, got {labels!r}")
+        if broken := [label for label in labels if any(c in label for c in "\t\n\r")]:  # one output line per unit
+            raise ValueError(f"labels must not hold tabs or line breaks, got {broken!r}")
         if repeated := sorted({label for label in labels if labels.count(label) > 1}):
             raise ValueError(f"labels must be distinct; repeated: {', '.join(repeated)}")
 

@@ -8,7 +8,7 @@ import pytest
 
 from entangle.arguments import parse_args, read_yaml, train_defaults, train_option_names
 from entangle.cli import main
-from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS
+from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS, UsageError
 from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
 from entangle.tasks import TASKS
 from entangle.training import TrainingConfig
@@ -146,6 +146,18 @@ def test_training_options_out_of_range_stop_before_anything_is_read(option, mess
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "--data", str(tmp_path / "not-read"), "--output", str(tmp_path / "run"), *option])
     assert exit_info.value.code == f"entangle train: error: {message}"
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ({"epochs": 1.5}, "epochs must be a whole number, got 1.5"),
+    ({"batch_size": "4"}, "batch_size must be a whole number, got '4'"),
+    ({"patience": True}, "patience must be a whole number, got True"),
+    ({"lr": "1e-4"}, "lr must be a number, got '1e-4'"),
+])
+def test_training_options_of_the_wrong_type_from_the_api_are_refused(option, message):
+    """The command line converts its text; the Python API takes what it is given (1.5 epochs trained one)."""
+    with pytest.raises(UsageError, match=message):
+        TrainingOptions(**option)
 
 
 @pytest.mark.parametrize(("given", "layers", "side"), [

@@ -612,6 +612,7 @@ def test_examples_that_cannot_be_trained_on_or_scored_are_one_clear_error(task, 
 @pytest.mark.parametrize("labels, message", [
     ([], "a non-empty list of label names"), ("OBI", "a non-empty list of label names"),
     (["O", "O", "B-PER"], "repeated: O"), (["O", 1], "non-empty strings"),
+    (["O", "B-PER\n"], r"must not hold tabs or line breaks, got \['B-PER\\n'\]"),
     (["O", "PER"], "IOB2 tags with O among them"), (["B-PER", "I-PER"], "IOB2 tags with O among them"),
 ])
 def test_create_checks_the_labels_it_is_given(labels, message, saved):
