@@ -8,6 +8,7 @@ runs does not return them), so the picture is of the model as it predicts, in ev
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +52,10 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
     model = tagger.model
     if not isinstance(model, torch.nn.Module):
         raise UsageError("attention weights are read from the PyTorch model; an ONNX export does not give them")
-    if model.config.fusion != "coattention" or not model.config.num_coattention_layers:
+    if model.config.fusion != "coattention":
+        raise UsageError(f"this model joins characters and subwords by {model.config.fusion} fusion, not co-attention: "
+                         "there is no character <-> subword attention to show")
+    if not model.config.num_coattention_layers:
         raise UsageError("this model has no co-attention (m = 0): there is no character <-> subword attention to show")
     if not words:
         raise UsageError("no words in the text")
@@ -149,16 +153,18 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
         figure, axes = plt.subplots(rows, 2, figsize=(2 * width, rows * height), squeeze=False)
         what = "mean of heads" if head is None else f"head {head}"
         for i in range(rows):
-            panels = ((attention.subword_to_char[i], False, f"module {i + 1}: subwords attend to characters (rows sum to 1)"),
-                      (attention.char_to_subword[i], True, f"module {i + 1}: characters attend to subwords (columns sum to 1)"))
+            # Two lines: a narrow panel (a short text) cut or overlapped a title of one.
+            panels = ((attention.subword_to_char[i], False, f"module {i + 1}: subwords attend to characters\n(rows sum to 1)"),
+                      (attention.char_to_subword[i], True, f"module {i + 1}: characters attend to subwords\n(columns sum to 1)"))
             for axis, (weights, transposed, title) in zip(axes[i], panels):
                 if weights is None:  # the last module of a side no head reads
                     axis.set_axis_off()
-                    axis.text(0.5, 0.5, f"{title.partition(' (')[0]}: not run, no head reads it", ha="center",
+                    axis.text(0.5, 0.5, f"{title.partition(chr(10))[0]}:\nnot run, no head reads it", ha="center",
                               va="center", fontsize=9)
                     continue
                 weights = pick(weights).T if transposed else pick(weights)
-                axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
+                image = axis.imshow(weights.numpy(), aspect="auto", cmap="viridis", vmin=0)
+                figure.colorbar(image, ax=axis, fraction=0.04, pad=0.02)  # each panel has its own scale
                 axis.set_title(f"{title}, {what}", fontsize=9)
                 axis.set_xticks(range(len(attention.chars)), attention.chars, fontsize=7)
                 axis.set_yticks(range(len(attention.subwords)), attention.subwords, fontsize=7)
@@ -167,7 +173,9 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
                 for boundary in _boundaries(attention.subword_words):
                     axis.axhline(boundary, color="white", linewidth=0.6)
         start, end = attention.window
-        figure.suptitle(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words), fontsize=10)
+        # About twelve characters of a 10-point title fit an inch of the figure: a long window's words are cut.
+        figure.suptitle(textwrap.shorten(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words),
+                                         int(2 * width * 12), placeholder=" ..."), fontsize=10)
         figure.tight_layout()
         figure.savefig(output, dpi=120)
         plt.close(figure)

@@ -203,6 +203,8 @@ def run_attention(args: argparse.Namespace) -> None:
     from .data.words import split_words
 
     check_picture_path(args.output)  # before the model loads and runs
+    if Path(args.text).is_file():
+        warnings.warn(f"{args.text} is a file: its name is drawn as the text (give the text itself)")
     words = split_words(args.text)
     attention = cross_attention(_tagger(args.model, device=args.device), words)
     start, end = attention.window

@@ -63,6 +63,10 @@ def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path
     model, tokenizer = tiny_model(m=0, side="subword")
     with pytest.raises(UsageError, match="no co-attention"):
         cross_attention(Tagger(model, tokenizer), WORDS)
+    from tiny import charbert_model
+
+    with pytest.raises(UsageError, match="joins characters and subwords by charbert fusion, not co-attention"):
+        cross_attention(Tagger(*charbert_model()), WORDS)  # it said "m = 0"
     model, tokenizer = tiny_model(m=1)
     attention = cross_attention(Tagger(model, tokenizer), WORDS)
     with pytest.raises(UsageError, match="heads 0 to 1"):
