@@ -188,6 +188,21 @@ def test_cli_classification_end_to_end(tmp_path, capsys):
     assert {(r["side"], r["rate"]) for r in curves} == {(side, rate) for side in ("subword", "char", "joint") for rate in (0, 1)}
 
 
+def test_a_named_tweeteval_set_leaves_out_its_published_empty_tweets_and_a_users_file_is_refused(tmp_path):
+    """TweetEval's hate has 7 empty training tweets: --data tweeteval-hate stopped at the first."""
+    hate = tmp_path / "tweeteval" / "hate"
+    hate.mkdir(parents=True)
+    (hate / "mapping.txt").write_text("0\tnot-hate\n1\thate\n")
+    for split in ("train", "val", "test"):
+        (hate / f"{split}_text.txt").write_text("I love it\n\nyou are awful\n" if split == "train" else "fine day\n")
+        (hate / f"{split}_labels.txt").write_text("0\n1\n1\n" if split == "train" else "0\n")
+    with pytest.warns(UserWarning, match=r"train_text.txt: 1 empty text\(s\) left out, as published \(line\(s\) 2\)"):
+        corpus = load_corpus("tweeteval-hate", data_dir=tmp_path)
+    assert [e.words for e in corpus.train] == [["I", "love", "it"], ["you", "are", "awful"]]
+    with pytest.raises(DataFormatError, match=r"train_text.txt:2: empty text \(no words to classify\)"):
+        load_corpus(hate)  # a directory of the user's own: each bad line is an error
+
+
 def test_tweeteval_emotion_reads_as_a_classification_corpus():
     data_dir = shared_data("tweeteval", "emotion").parents[1]
     corpus = load_corpus("tweeteval-emotion", data_dir=data_dir)

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,9 +50,11 @@ def _text(path: Path, number: int, text: str | None, label: str | None, with_lab
     return LabelledText(text, split_words(text), str(label).strip() if with_labels else None, f"{path}:{number}")
 
 
-def read_tweeteval(path: str | Path, with_labels: bool = True) -> list[LabelledText]:
+def read_tweeteval(path: str | Path, with_labels: bool = True, skip_empty: bool = False) -> list[LabelledText]:
     """``X_text.txt`` with its ``X_labels.txt`` (integers) and ``mapping.txt`` (``id<TAB>name``, in
-    the task's directory or its parent, as for the stance topics); labels become class names."""
+    the task's directory or its parent, as for the stance topics); labels become class names.
+    ``skip_empty`` leaves out texts without words, with one warning (the named datasets: TweetEval
+    publishes hate with 7 empty training tweets and 1 empty validation tweet); else each is an error."""
     path = Path(path)
     texts = [(number, line) for number, line in decoded_lines(path)]
     if not with_labels:
@@ -75,12 +78,18 @@ def read_tweeteval(path: str | Path, with_labels: bool = True) -> list[LabelledT
     if len(labels) != len(texts):
         raise DataFormatError(labels_path, min(len(labels), len(texts)) + 1,
                               f"{len(labels)} labels for the {len(texts)} texts of {path}")
-    examples = []
+    examples, empty = [], []
     for (number, line), (label_line, label) in zip(texts, labels):
         if label not in mapping:
             raise DataFormatError(labels_path, label_line, f"label {label!r} is not in {mapping_path} "
                                   f"({', '.join(mapping)})")
+        if skip_empty and not split_words(line):
+            empty.append(number)
+            continue
         examples.append(_text(path, number, line, mapping[label], True))
+    if empty:
+        warnings.warn(f"{path}: {len(empty)} empty text(s) left out, as published (line(s) "
+                      f"{', '.join(map(str, empty[:10]))}{', ...' if len(empty) > 10 else ''})")
     return examples
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..options import UsageError
 from ..tasks import get_task
-from .classification import is_classification_file, read_texts, read_wnut2020
+from .classification import is_classification_file, read_texts, read_tweeteval, read_wnut2020
 from .conll import DataFormatError, read_conll
 from .conllu import is_conllu, read_conllu
 from .datasets import DATASETS, dataset_files
@@ -22,6 +22,8 @@ OWN_READERS: dict[str, Callable[[Path], list]] = {
     "spanish-wixarika": lambda path: read_spanish_wixarika(path)[0],
     "turkish-german-sagt": lambda path: read_sagt(path)[0],
     "wnut2020": read_wnut2020,
+    # TweetEval as published: hate holds empty tweets, left out with a warning (a user's own file is refused).
+    **{name: functools.partial(read_tweeteval, skip_empty=True) for name in DATASETS if name.startswith("tweeteval-")},
 }
 # File stems recognised as each split in a data directory (TweetEval's ``val_text.txt`` too).
 SPLIT_STEMS = {"train": ("train",), "dev": ("dev", "val", "valid", "validation", "testa"), "test": ("test", "testb")}
