@@ -69,6 +69,8 @@ def attacks(text: str) -> list[str]:
     unknown = [name for name in names if name not in ATTACK_NAMES]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown attack(s) {', '.join(unknown)} (choose from {', '.join(ATTACK_NAMES)})")
+    if repeated := sorted({name for name in names if names.count(name) > 1}):  # each would be scored twice
+        raise argparse.ArgumentTypeError(f"{', '.join(repeated)} given more than once in {text!r}")
     return names
 
 

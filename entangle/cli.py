@@ -231,13 +231,17 @@ def run_robustness(args: argparse.Namespace) -> None:
     names = [name for name, _ in named]
     if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise UsageError(f"two models are named {', '.join(map(repr, repeated))}: name each with NAME=DIR")
-    if Path(args.output).exists() and not Path(args.output).is_dir():  # found before every model is scored
-        raise UsageError(f"--output {args.output}: a file; the report is a directory")
+    # Found before every model is scored: a file, or a path under one.
+    if (file := next((p for p in (Path(args.output), *Path(args.output).parents) if p.exists()), None)) and not file.is_dir():
+        raise UsageError(f"--output {args.output}: {file} is a file; the report is a directory")
     taggers = {name: Tagger.from_pretrained(path) for name, path in named}
     tasks = {tagger.model.config.task for tagger in taggers.values()}
     if len(tasks) > 1:
         raise UsageError(f"the models were trained for different tasks ({', '.join(sorted(tasks))})")
-    corpus = load_corpus(args.data, data_dir=args.data_dir, task=tasks.pop(), token_column=args.token_column,
+    task = tasks.pop()
+    if TASKS[task].unit == "char":  # before the data is read as that task's
+        raise UsageError(f"noise curves need word or text labels, not per-character ones ({task})")
+    corpus = load_corpus(args.data, data_dir=args.data_dir, task=task, token_column=args.token_column,
                          tag_column=args.tag_column, ragged=args.ragged_columns, splits=(args.split,),
                          conllu_tag=args.conllu_tag, text_field=args.text_field, label_field=args.label_field)
     sentences = corpus.split(args.split)

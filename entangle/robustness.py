@@ -61,7 +61,9 @@ def write_report(rows: list[dict], directory: str | Path, title: str) -> None:
     for attack in attacks:
         for model, side in systems:
             cells = {r["rate"]: r for r in rows if (r["model"], r["side"], r["attack"]) == (model, side, attack)}
-            values = [f"{100 * cells[x]['score']:.2f}" + (f" ({-100 * cells[x]['drop']:+.2f})" if x else "") for x in rates]
+            # 0.0 - drop, not -drop: no change is (+0.00), not (-0.00).
+            values = [f"{100 * cells[x]['score']:.2f}" + (f" ({100 * (0.0 - cells[x]['drop']):+.2f})" if x else "")
+                      for x in rates]
             lines.append(f"| {model} | {side} | {attack} | " + " | ".join(values)
                          + f" | {100 * cells[rates[-1]]['relative_drop']:.1f}% |")
     (directory / "noise_curves.md").write_text("\n".join(lines) + "\n")

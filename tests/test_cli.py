@@ -189,6 +189,7 @@ def test_perturb_and_robustness(tmp_path, encoders, data):
     assert all(r["drop"] == 0 for r in rows if r["rate"] == 0)
     assert (report / "noise_curves.png").read_bytes().startswith(b"\x89PNG")
     assert "| tiny | subword | charbert |" in (report / "noise_curves.md").read_text()
+    assert "(-0.00)" not in (report / "noise_curves.md").read_text()  # no change is +0.00
 
 
 def test_a_missing_split_is_named(tmp_path, encoders, data):

@@ -264,6 +264,8 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
      "argument --rates: must be a share between 0 and 1, got 2.0"),
     (["robustness", "m", "--data", "d", "--rates", "0.5,0.5,0", "--output", "o"],
      "argument --rates: 0.5 given more than once in '0.5,0.5,0'"),
+    (["robustness", "m", "--data", "d", "--attacks", "drop,lower,drop", "--output", "o"],
+     "argument --attacks: drop given more than once in 'drop,lower,drop'"),
     (["robustness", "m", "--data", "d", "--rates", "0,half", "--output", "o"],
      "argument --rates: expected comma-separated numbers between 0 and 1, got '0,half'"),
     (["robustness", "m", "--data", "d", "--attacks", "charbert,typo", "--output", "o"],
@@ -386,8 +388,9 @@ def test_robustness_names_each_model_once(saved, tmp_path, capsys):
         "two models are named 'a': name each with NAME=DIR")
     assert one_line_error(["robustness", f"={run}", *common], capsys) == f"={run}: the name before '=' is empty"
     (tmp_path / "file").write_text("")  # refused before any model is scored, not after all of them
-    assert one_line_error(["robustness", str(run), *common[:-1], str(tmp_path / "file")], capsys) == (
-        f"--output {tmp_path / 'file'}: a file; the report is a directory")
+    for output in (tmp_path / "file", tmp_path / "file" / "under"):
+        assert one_line_error(["robustness", str(run), *common[:-1], str(output)], capsys) == (
+            f"--output {output}: {tmp_path / 'file'} is a file; the report is a directory")
     (tmp_path / "misc.txt").write_text("Paris\tB-MISC\n")  # a label that the model it is scored with never saw
     message = one_line_error(["robustness", str(run), f"b={saved / 'model'}", "--data", str(tmp_path / "misc.txt"),
                               *common[2:]], capsys)
@@ -425,6 +428,15 @@ def test_noise_curves_refuse_a_character_tagger():
     tagger = Tagger(*tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging"))
     with pytest.raises(UsageError, match="^wix: noise curves need word or text labels, not per-character ones"):
         noise_curves({"wix": tagger}, [], ["charbert"], [0.5])
+
+
+def test_robustness_refuses_a_character_tagger_before_reading_the_data(tmp_path, capsys):
+    """It read the word-level data as per-character data first and failed on its format."""
+    Tagger(*tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging")).save_pretrained(tmp_path / "wix")
+    (tmp_path / "test.txt").write_text("Paris\tB-LOC\n")
+    assert one_line_error(["robustness", str(tmp_path / "wix"), "--data", str(tmp_path / "test.txt"), "--output",
+                           str(tmp_path / "report")], capsys) == (
+        "noise curves need word or text labels, not per-character ones (char-tagging)")
 
 
 def test_a_character_tagger_predicts_from_its_character_side_only():
