@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from tokenizers import decoders
 
 from .data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
 from .options import UsageError
@@ -94,7 +95,7 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
     layers = range(len(stack.subword_layers))
     return CrossAttention(
         words=words[window.start:window.end], chars=chars,
-        subwords=tagger.tokenizer.convert_ids_to_tokens(window.subword_ids),
+        subwords=_subword_names(tagger.tokenizer, window.subword_ids),
         char_words=char_words, subword_words=_subword_words(window, featurizer.subword_word_spans(window)),
         subword_to_char=[seen.get(("subword", i)) for i in layers], char_to_subword=[seen.get(("char", i)) for i in layers],
         window=(window.start, window.end),
@@ -116,6 +117,17 @@ def _char_positions(window, rate: int) -> tuple[list[str], list[int | None]]:
         next((w for w in word_of[g:g + rate] if w is not None), None) for g in groups]
 
 
+def _subword_names(tokenizer, ids: list[int]) -> list[str]:
+    """Each subword's name: a byte-level BPE's tokens (RoBERTa's ``Ġcaf``, ``Ã©``) as the text they
+    encode; a token holding part of a letter's bytes keeps its own name. Others as the vocabulary has them."""
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or not isinstance(backend.decoder, decoders.ByteLevel):
+        return tokens
+    texts = [tokenizer.convert_tokens_to_string([token]) for token in tokens]
+    return [token if "\ufffd" in text else text for token, text in zip(tokens, texts)]
+
+
 def _subword_words(window, spans: list[tuple[int, int]]) -> list[int | None]:
     """The word of each subword position; ``None`` for the special tokens around the text."""
     owners: list[int | None] = [None] * len(window.subword_ids)
@@ -133,6 +145,8 @@ def check_picture_path(output: str | Path) -> Path:
     formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX installation
     if output.suffix.lstrip(".").lower() not in formats:
         raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
+    if (file := next((p for p in output.parents if p.exists()), None)) and not file.is_dir():
+        raise UsageError(f"{output}: {file} is a file, not a directory")
     return output
 
 
@@ -177,6 +191,7 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
         figure.suptitle(textwrap.shorten(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words),
                                          int(2 * width * 12), placeholder=" ..."), fontsize=10)
         figure.tight_layout()
+        output.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(output, dpi=120)
         plt.close(figure)
     return output

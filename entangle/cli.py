@@ -273,6 +273,8 @@ def run_perturb(args: argparse.Namespace) -> None:
                          tag_column=None, ragged=args.ragged_columns, splits=(args.split,))
     if args.split not in corpus.files:
         raise UsageError(f"{args.data} has no {args.split} split (it has {', '.join(sorted(corpus.files))})")
+    if args.output == "-":  # it is a copy of the input file, written whole (and read back by its name's suffix)
+        raise UsageError("perturb writes a copy of the input file: give --output FILE")
     source = corpus.files[args.split]
     _refuse_overwriting(args.output, source)
     conllu = is_conllu(source)

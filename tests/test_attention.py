@@ -74,6 +74,10 @@ def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path
     for name in ("a.txt", "a", "a.pgf"):  # pgf: matplotlib writes it only with LaTeX installed
         with pytest.raises(UsageError, match="a suffix of a format matplotlib writes"):
             draw(attention, tmp_path / name)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match=r"file is a file, not a directory"):
+        draw(attention, tmp_path / "file" / "a.png")
+    assert draw(attention, tmp_path / "new" / "a.png").is_file()  # a missing directory is made
     # Dollar signs are text, not matplotlib's math mode (which failed on "$ ^ ^ $").
     money = cross_attention(Tagger(model, tokenizer), ["costs", "$", "^", "^", "$", "today"])
     assert draw(money, tmp_path / "money.png").read_bytes().startswith(b"\x89PNG")
@@ -83,3 +87,15 @@ def test_a_text_task_shows_its_words_too():
     model, tokenizer = tiny_model(m=1, task="classification", labels=["neg", "pos"])
     attention = cross_attention(Tagger(model, tokenizer), WORDS)
     assert sorted({w for w in attention.char_words if w is not None}) == list(range(len(WORDS)))
+
+
+def test_byte_level_subwords_are_shown_as_the_text_they_encode():
+    """RoBERTa-style tokens were drawn as the vocabulary spells them (``Ġlives``, ``Ã©``)."""
+    model, tokenizer = tiny_model(m=1, family="roberta")
+    attention = cross_attention(Tagger(model, tokenizer), WORDS + ["café"])
+    assert not any("Ġ" in name for name in attention.subwords)
+    for word, text in enumerate(WORDS):
+        assert "".join(n for n, w in zip(attention.subwords, attention.subword_words) if w == word).strip() == text
+    # A letter split across tokens (é is two bytes) cannot be shown by halves: those keep their names.
+    cafe = [n for n, w in zip(attention.subwords, attention.subword_words) if w == len(WORDS)]
+    assert "".join(cafe).strip() == "café" or any("Ã" in n for n in cafe)

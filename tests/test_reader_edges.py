@@ -206,6 +206,15 @@ def test_perturb_names_a_missing_split(tmp_path):
         main(["perturb", "--data", str(tmp_path), "--split", "dev", "--output", str(tmp_path / "noisy.txt")])
 
 
+def test_perturb_refuses_standard_output(tmp_path, monkeypatch):
+    """``-`` was a file of that name: predict's ``--output -`` is standard output, a copy is not."""
+    write(tmp_path, "Hello O\nworld O\n\n", "test.txt")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match=r"^entangle perturb: error: perturb writes a copy of the input file: give --output FILE$"):
+        main(["perturb", "--data", str(tmp_path), "--output", "-"])
+    assert not (tmp_path / "-").exists()
+
+
 def test_an_empty_tag_is_named(tmp_path):
     path = tmp_path / "trailing.txt"
     path.write_text("Rome\tNOUN\t\nis\tAUX\t\n")
