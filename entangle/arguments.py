@@ -19,7 +19,7 @@ from .data.corpus import data_task
 from .data.datasets import DATASETS
 from .decoding import DECODINGS
 from .noise import ATTACK_NAMES
-from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, MIXED_PRECISIONS, OBJECTIVES, ConfigError,
+from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, MAX_SEED, MIXED_PRECISIONS, OBJECTIVES, ConfigError,
                       char_encoder_kind, default_char_lr)
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
 from .tasks import TASKS
@@ -42,6 +42,14 @@ def at_least(least: int) -> typing.Callable[[str], int]:
         return value
 
     return integer
+
+
+def seed(text: str) -> int:
+    """An argparse type: a seed torch and numpy take (``set_seed`` failed on -1 after the models loaded)."""
+    value = int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2**32 - 1, got {value}")
+    return value
 
 
 def share(text: str) -> float:
@@ -124,9 +132,13 @@ def add_options(parser: argparse.ArgumentParser, options_class: type, title: str
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # No abbreviations: a bench grid's `epoch: 0` was taken as --epochs, and `data-d:` reached train as
+    # --data-dir while the grid's evaluation, which reads the exact names, read the data another way.
     parser = argparse.ArgumentParser(prog="entangle", description="The entanglement model: character and subword "
-                                     "representations that inform each other (train, evaluate, predict, ...)")
-    commands = parser.add_subparsers(dest="command", required=True)
+                                     "representations that inform each other (train, evaluate, predict, ...)",
+                                     allow_abbrev=False)
+    commands = parser.add_subparsers(dest="command", required=True,
+                                     parser_class=functools.partial(argparse.ArgumentParser, allow_abbrev=False))
 
     train = commands.add_parser("train", help="fine-tune an entanglement model on a labelled dataset")
     train.add_argument("--config", help="YAML or JSON file of options (same names as below, '-' or '_'); "
@@ -281,7 +293,7 @@ def _pretraining_options(parser: argparse.ArgumentParser, output: str, lr: float
     parser.add_argument("--max-chars", type=at_least(1), default=256, help="texts are cut into windows of this many characters")
     parser.add_argument("--save-steps", type=at_least(1), default=200, help="checkpoint every N steps")
     parser.add_argument("--log-steps", type=at_least(1), default=25, help="log mean losses every N steps")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=seed, default=42)
     parser.add_argument("--mixed-precision", choices=MIXED_PRECISIONS, default="no",
                         help="Accelerate's mixed precision (the frozen models' forward too)")
 
@@ -333,7 +345,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse, letting ``--config FILE`` supply defaults that the command line overrides."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("command", nargs="?")
     pre.add_argument("--config")
     early, _ = pre.parse_known_args(argv)

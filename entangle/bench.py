@@ -57,9 +57,9 @@ from .data.conllu import is_conllu
 from .data.corpus import default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
-from .options import RUN_ARGS, ConfigError, read_record, trained_sides
+from .options import CHECKPOINT_DIR, MAX_SEED, RUN_ARGS, ConfigError, UsageError, read_record, trained_sides
 from .plots import pyplot
-from .schema import MODEL_FIELDS, ModelOptions, upgraded
+from .schema import MODEL_FIELDS, ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import Task, get_task
 
 RESULT = "result.json"
@@ -170,8 +170,8 @@ class BenchConfig:
                 raise BenchConfigError(f"{path}: noisy test {variant!r} is not ATTACK@RATE with an attack of "
                                        f"{', '.join(ATTACK_NAMES)} and a rate in [0, 1]")
         for pair in config.comparisons:
-            listed = isinstance(pair, list) and all(isinstance(c, str) and c.partition(":")[0] in config.systems
-                                                    and c.partition(":")[2] in SCORED_SIDES for c in pair)
+            listed = isinstance(pair, list) and all(isinstance(c, str) and c.rpartition(":")[0] in config.systems
+                                                    and c.rpartition(":")[2] in SCORED_SIDES for c in pair)
             if not listed or len(pair) != 2 or pair[0] == pair[1]:
                 raise BenchConfigError(f"{path}: compare needs two different 'system:side' entries of listed systems, "
                                        f"each side one of {', '.join(SCORED_SIDES)} (or a list of such pairs), got {pair}")
@@ -194,7 +194,7 @@ def _check_distinct(path: Path, config: BenchConfig) -> None:
     for key, items in (("seeds", config.seeds), ("datasets", config.datasets), ("noisy_tests", config.noisy_tests)):
         if repeated := sorted({str(item) for item in items if items.count(item) > 1}):
             raise BenchConfigError(f"{path}: {key}: {', '.join(repeated)} listed more than once")
-    if outside := [seed for seed in config.seeds if not 0 <= seed < 2**32]:
+    if outside := [seed for seed in config.seeds if not 0 <= seed <= MAX_SEED]:
         raise BenchConfigError(f"{path}: seeds: {', '.join(map(str, outside))} outside 0 to 2**32 - 1")
     for key, names, folder in (("systems", list(config.systems), _slug),
                                ("datasets", config.datasets, lambda name: _slug(Path(name).name))):
@@ -317,11 +317,15 @@ def resolved_options(arguments: list[str]) -> dict:
     printed = io.StringIO()
     try:
         with contextlib.redirect_stderr(printed):  # argparse's usage text, of which the last line says why
-            values = vars(parse_args(["train", *arguments]))
+            parsed = parse_args(["train", *arguments])
+        # Out of range (epochs: 0): found before the grid's first run, not when this run's turn comes.
+        TrainingOptions(**values_of(TrainingOptions, parsed))
     except SystemExit:
         why = (printed.getvalue().strip().splitlines() or ["?"])[-1].partition("error: ")[2]
         raise BenchConfigError(f"`entangle train {' '.join(arguments)}` is not a valid command: {why}") from None
-    return {key: value for key, value in values.items() if key not in _PLACEMENT}
+    except UsageError as err:
+        raise BenchConfigError(f"`entangle train {' '.join(arguments)}` is not a valid command: {err}") from None
+    return {key: value for key, value in vars(parsed).items() if key not in _PLACEMENT}
 
 
 def _differences(ran: dict, wanted: dict) -> str:
@@ -384,7 +388,7 @@ def _check_resumable(directory: Path, wanted: dict) -> None:
 def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: int | None = None) -> dict:
     """Train and test one (dataset, system, seed) unless its result exists; the result. ``threads``
     sets the runs' torch threads (``OMP_NUM_THREADS``) when several run at once."""
-    from .training import CHECKPOINT_DIR, METRICS_LOG  # training imports torch; bench needs only these names
+    from .training import METRICS_LOG  # training imports torch; bench needs only the name
 
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
@@ -397,7 +401,8 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     if (directory / CHECKPOINT_DIR).is_dir():  # interrupted: continue exactly where it stopped
         _check_resumable(directory, resolved_options(arguments))
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
-    else:
+    else:  # nothing to continue from: whatever an earlier start left there is started again
+        shutil.rmtree(directory, ignore_errors=True)
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
     predictions = directory / "test_predictions.json"
     reading = data_options(config, system)
@@ -615,7 +620,7 @@ def compare(config: BenchConfig, results: list[dict]) -> dict:
 
 def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: str, counts: dict,
                   variant: str | None) -> dict:
-    (a_system, _, a_side), (b_system, _, b_side) = first.partition(":"), second.partition(":")
+    (a_system, _, a_side), (b_system, _, b_side) = first.rpartition(":"), second.rpartition(":")
 
     def scored(run: dict) -> dict | None:  # the run's scores on this test set, if it kept its predictions there
         if variant is None:
@@ -764,7 +769,6 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
             raise BenchConfigError(f"{', '.join(unknown)}: not among the grid's {kind} ({', '.join(map(str, known))})")
     grid = [(dataset, system, seed) for seed in config.seeds for dataset in config.datasets for system in config.systems]
     todo = [] if report_only else [key for key in grid if all(s is None or k in s for k, s in zip(key, chosen))]
-    from .training import CHECKPOINT_DIR  # training imports torch; bench needs only the name
 
     # A mistyped option, or a run recorded or begun with other options, stops the grid before anything trains.
     unfinished = {key: resolved_options(train_arguments(config, *key)) for key in todo
@@ -773,7 +777,7 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
         if (run_dir(config, *key) / CHECKPOINT_DIR).is_dir():
             _check_resumable(run_dir(config, *key), wanted)
     for entry in {entry for pair in config.comparisons for entry in pair}:  # else the report fails after the grid
-        system, _, side = entry.partition(":")
+        system, _, side = entry.rpartition(":")
         for dataset in config.datasets:
             options = resolved_options(train_arguments(config, dataset, system, config.seeds[0]))
             trained = trained_sides(options["side"], options["joint_head"])

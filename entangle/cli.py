@@ -18,8 +18,8 @@ from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
-from .options import (RUN_ARGS, ConfigError, DivergedError, ExportError, MissingExtraError, ModelLoadError, UsageError, is_onnx_dir,
-                      read_record)
+from .options import (CHECKPOINT_DIR, RUN_ARGS, ConfigError, DivergedError, ExportError, MissingExtraError, ModelLoadError,
+                      UsageError, is_onnx_dir, read_record)
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
@@ -55,7 +55,14 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
         return argparse.Namespace(**{**vars(args), **recorded, "resume": args.resume, "output": args.resume})
     if not args.output:
         raise UsageError("give --output (or --resume OUTPUT)")
-    Path(args.output).mkdir(parents=True, exist_ok=True)
+    output = Path(args.output)
+    if (file := next((p for p in (output, *output.parents) if p.exists()), None)) and not file.is_dir():
+        raise UsageError(f"--output {output}: {file} is a file; the output is a directory")
+    if (output / RUN_ARGS).is_file() and ((output / CHECKPOINT_DIR).is_dir() or any(output.rglob("*.safetensors"))):
+        # Started again there, a run overwrote the model and the checkpoint of hours of training.
+        raise UsageError(f"--output {output} holds a run already: continue it with --resume {output}, "
+                         "or give another --output")
+    output.mkdir(parents=True, exist_ok=True)
     (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
     return args
 

@@ -47,6 +47,10 @@ GRAPH = "model.onnx"
 #: The options a run was started with, kept in its output directory for --resume (and what marks
 #: a training output directory).
 RUN_ARGS = "run_args.json"
+#: The largest seed: torch and numpy take 0 to 2**32 - 1 (``accelerate.utils.set_seed``).
+MAX_SEED = 2**32 - 1
+#: Where a training or pretraining run keeps what --resume continues from.
+CHECKPOINT_DIR = "checkpoint"
 
 
 class ConfigError(ValueError):

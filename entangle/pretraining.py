@@ -52,9 +52,9 @@ from .modeling.char_encoder import hash_code_points
 from .modeling.encoders import char_window_limit, subword_window_limit
 from .modeling.kernels import attention_kernels
 from .noise import perturb_texts
-from .options import DISTILL_LOSSES, MIXED_PRECISIONS, OBJECTIVES, ConfigError
+from .options import CHECKPOINT_DIR, DISTILL_LOSSES, MAX_SEED, MIXED_PRECISIONS, OBJECTIVES, ConfigError
 from .plots import plot_pretraining_losses
-from .training import CHECKPOINT_DIR, adamw, load_checkpoint, save_checkpoint
+from .training import adamw, load_checkpoint, save_checkpoint
 
 #: The MLM head classifies each masked code point into buckets of this many hash functions.
 MLM_HASH_FUNCTIONS, MLM_HASH_BUCKETS = 2, 8192
@@ -105,6 +105,8 @@ class PretrainConfig:
         for name in ("max_steps", "batch_size", "save_steps", "log_steps", "max_chars"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if not 0 <= self.seed <= MAX_SEED:  # set_seed's range
+            raise ConfigError(f"--seed must be between 0 and 2**32 - 1, got {self.seed}")
 
 
 # ---------------------------------------------------------------------------------- examples

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .noise import ATTACK_NAMES
-from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, MIXED_PRECISIONS,
-                      PRETRAINED_SHAPE, UsageError, isolate_sides_by_default)
+from .options import (BUILTIN_CHAR, DEFAULT_CHAR, DEFAULT_COATTENTION_LAYERS, DEFAULT_SUBWORD, FUSIONS, MAX_SEED,
+                      MIXED_PRECISIONS, PRETRAINED_SHAPE, UsageError, isolate_sides_by_default)
 
 
 def option(default: Any, help: str, *, flags: tuple[str, ...] = (), **parser_kwargs) -> Any:
@@ -184,9 +184,10 @@ class TrainingOptions:
                 raise UsageError(f"{name} must be a share between 0 and 1, got {getattr(self, name)}")
         for name, least in (("epochs", 1), ("batch_size", 1), ("gradient_accumulation_steps", 1), ("max_steps", 1),
                             ("save_steps", 0), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
-                            ("weight_decay", 0)):
+                            ("weight_decay", 0), ("seed", 0)):
             value = getattr(self, name)
-            whole = name in ("epochs", "batch_size", "gradient_accumulation_steps", "max_steps", "save_steps", "patience")
+            whole = name in ("epochs", "batch_size", "gradient_accumulation_steps", "max_steps", "save_steps", "patience",
+                             "seed")
             if value is not None and (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))):
                 # From the Python API (the command line converts): 1.5 epochs trained one, "4" failed in torch.
                 raise UsageError(f"{name} must be a {'whole ' if whole else ''}number, got {value!r}")
@@ -194,6 +195,8 @@ class TrainingOptions:
                 raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:
                 raise UsageError(f"{name} must be at least {least}, got {value}")
+        if self.seed > MAX_SEED:  # set_seed's range
+            raise UsageError(f"seed must be at most 2**32 - 1, got {self.seed}")
         if not self.max_grad_norm > 0:  # inf: no clipping
             raise UsageError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
 

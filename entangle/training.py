@@ -31,14 +31,13 @@ from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
 from .modeling.loading import first_line
 from .noise import lowercase_sentences, perturb_sentences
-from .options import BUILTIN_CHAR_MODEL_TYPE, DivergedError, UsageError, char_encoder_kind, default_char_lr
+from .options import BUILTIN_CHAR_MODEL_TYPE, CHECKPOINT_DIR, DivergedError, UsageError, char_encoder_kind, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
 from .tasks import Task
 
 BEST_DIR = "model"
 CURVES_PNG = "training_curves.png"
-CHECKPOINT_DIR = "checkpoint"
 METRICS_LOG = "metrics.jsonl"
 
 

@@ -390,7 +390,23 @@ def test_a_grid_that_would_fail_late_or_change_nothing_is_refused_first(tmp_path
     grid.train = {"task": "ner"}  # told the task, a data path was not looked for
     with pytest.raises(BenchConfigError, match="dataset 'wnut71': wnut71 is neither a known dataset name"):
         run_bench(grid)
+    # A value out of range after a good system: named before the good one trains (it was at its turn);
+    # an abbreviated option is not taken for the one it begins (`epoch: 0` was --epochs 0).
+    grid = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data)], systems={"a": {"m": 0}, "b": {"m": 0, "epochs": 0}})
+    with pytest.raises(BenchConfigError, match=r"-m 0 --epochs 0` is not a valid command: epochs must be at least 1, got 0$"):
+        run_bench(grid)
+    grid.systems["b"] = {"m": 0, "epoch": 2}
+    with pytest.raises(BenchConfigError, match=r"is not a valid command: unrecognized arguments: --epoch 2$"):
+        run_bench(grid)
     assert not (tmp_path / "bench" / "tiny").exists()
+
+
+def test_a_system_named_with_a_colon_is_compared(tmp_path):
+    """``compare`` entries are ``system:side``: the side follows the last colon."""
+    config = tmp_path / "bench.yaml"
+    config.write_text("output: x\ndatasets: [wnut17]\nsystems: {'m=1:both': {m: 1}, a: {m: 0}}\n"
+                      "compare: ['m=1:both:joint', 'a:subword']\n")
+    assert BenchConfig.from_file(config).comparisons == [["m=1:both:joint", "a:subword"]]
 
 
 def test_a_system_without_options_of_its_own_takes_the_budgets(tmp_path):

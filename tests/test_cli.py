@@ -97,6 +97,15 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data, ca
     out = tmp_path / "run"
     main(["train", "--data", str(data), "--char", str(encoders / "char"), "--subword", str(encoders / "subword"),
           "-m", "0", "--side", "subword", "--epochs", "1", "--batch-size", "4", "--output", str(out)])
+    # Started again in its directory, a run would overwrite the model (and checkpoint) made there.
+    model = (out / "model" / "model.safetensors").read_bytes()
+    with pytest.raises(SystemExit, match=rf"^entangle train: error: --output {out} holds a run already: continue it "
+                                         rf"with --resume {out}, or give another --output$"):
+        main(["train", "--data", str(data), "--subword", str(encoders / "subword"), "-m", "0", "--side", "subword",
+              "--output", str(out)])
+    assert (out / "model" / "model.safetensors").read_bytes() == model
+    with pytest.raises(SystemExit, match=r"^entangle train: error: --output .*: .*run_args.json is a file; the output is a directory$"):
+        main(["train", "--data", str(data), "--output", str(out / "run_args.json" / "x")])
     # a finished run resumes to the same end: nothing more to train
     main(["train", "--resume", str(out)])
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 1
@@ -216,6 +225,9 @@ def test_pretrain_char_then_train_on_the_result(tmp_path, encoders, data, capsys
     assert {"mlm_loss", "distill_loss", "distill_noisy_loss"} <= set(summary["last_log"])
     assert "12 texts" in capsys.readouterr().err
     main(["pretrain-char", "--resume", str(out)])  # finished: resuming changes nothing
+    assert len((out / "pretrain_log.jsonl").read_text().splitlines()) == 2
+    with pytest.raises(SystemExit, match=rf"^entangle pretrain-char: error: --output {out} holds a run already"):
+        main(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--output", str(out)])  # it was replaced
     assert len((out / "pretrain_log.jsonl").read_text().splitlines()) == 2
     main(["train", "--data", str(data), "--char", str(out), "--subword", str(encoders / "subword"), "-m", "1",
           "--epochs", "1", "--batch-size", "4", "--output", str(tmp_path / "run")])

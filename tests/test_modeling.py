@@ -311,7 +311,8 @@ def test_a_run_whose_weights_become_nan_ends_with_its_best_model_or_stops(tmp_pa
     nothing (with no model at all if it diverged in its first epoch)."""
     from entangle.data.conll import Sentence
     from entangle.options import DivergedError
-    from entangle.training import CHECKPOINT_DIR, TrainingConfig, train
+    from entangle.options import CHECKPOINT_DIR
+    from entangle.training import TrainingConfig, train
 
     sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
     model, tokenizer = tiny_model(m=1)
@@ -490,7 +491,8 @@ def test_frozen_subword_embeddings_stay_fixed_and_everything_else_trains(tmp_pat
 
 def test_the_plateau_schedule_warms_up_then_halves_the_rates_after_each_epoch_without_a_dev_gain(tmp_path):
     from entangle.data.conll import Sentence
-    from entangle.training import CHECKPOINT_DIR, LoopState, TrainingConfig, _halving_after_warmup, train
+    from entangle.options import CHECKPOINT_DIR
+    from entangle.training import LoopState, TrainingConfig, _halving_after_warmup, train
 
     state = LoopState(torch.Generator())
     factor = _halving_after_warmup(4, state)

@@ -37,6 +37,7 @@ def log(output) -> list[dict]:
     # The decay after the warm-up would divide by zero at the last step.
     ({"warmup_ratio": 1.0}, r"warmup_ratio must be in \[0, 1\), got 1.0"),
     ({"max_steps": 0}, "--max-steps must be at least 1, got 0"),
+    ({"seed": 2**32}, r"--seed must be between 0 and 2\*\*32 - 1, got 4294967296"),
     ({"mixed_precision": "fp8"}, "mixed_precision must be one of no, fp16, bf16, got 'fp8'"),
 ])
 def test_a_pretraining_config_out_of_range_is_refused_when_made(option, message):

@@ -141,6 +141,8 @@ def test_config_values_the_command_line_would_take_are_taken(tmp_path):
     (["--max-grad-norm", "0"], "max_grad_norm must be positive, got 0.0"),
     (["--lr", "nan"], "lr must be a finite number, got nan"),
     (["--new-lr", "inf"], "new_lr must be a finite number, got inf"),
+    (["--seed=-1"], "seed must be at least 0, got -1"),  # set_seed's traceback once the model was built
+    (["--seed", "4294967296"], "seed must be at most 2**32 - 1, got 4294967296"),
 ])
 def test_training_options_out_of_range_stop_before_anything_is_read(option, message, tmp_path):
     with pytest.raises(SystemExit) as exit_info:

@@ -272,6 +272,7 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
      "argument --attacks: unknown attack(s) typo (choose from "),
     (["pretrain-char", "--max-minutes", "0"], "argument --max-minutes: must be a positive finite number, got 0.0"),
     (["pretrain-char", "--log-steps", "0"], "argument --log-steps: must be at least 1, got 0"),
+    (["pretrain-coattention", "--seed=-1"], "argument --seed: must be between 0 and 2**32 - 1, got -1"),
     (["bench", "grid.yaml", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
 ])
 def test_numbers_out_of_range_are_refused_before_anything_loads(argv, message, capsys):
