@@ -27,6 +27,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/dev
 "$py" -c "import torch, transformers; print('torch', torch.__version__, '| transformers', transformers.__version__)" >> "$out/device.txt"
 for precision in no bf16; do
     # Bounded: before the fix, bf16 ran at about a tenth of float32's speed (the log then says how far it got).
+    rm -rf "runs/gpu-$precision" "runs/gpu-profile-$precision"  # a rerun on a warm machine starts afresh
     if timeout "${TRAIN_TIMEOUT:-150}" "$py" -m entangle.cli train --data wnut17 -m 2 --batch-size 32 --epochs 3 \
         --max-steps 300 --patience 0 --mixed-precision "$precision" --output "runs/gpu-$precision" \
         > "runs/gpu-$precision.log" 2>&1; then

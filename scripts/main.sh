@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 OUT=${OUT:-runs/main-wnut17}
-.venv/bin/entangle train --data wnut17 --epochs "${EPOCHS:-3}" --output "$OUT"
+if [ -d "$OUT/checkpoint" ]; then  # run before: continued (a finished run trains no further)
+    .venv/bin/entangle train --resume "$OUT"
+else
+    .venv/bin/entangle train --data wnut17 --epochs "${EPOCHS:-3}" --output "$OUT"
+fi
 .venv/bin/entangle evaluate "$OUT" --data wnut17 --split test --output "$OUT/test_metrics.json"
 echo "Going to see Lady Gaga at Madison Square Garden with @mike tonite !!" | .venv/bin/entangle predict "$OUT"
