@@ -58,10 +58,12 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
     output = Path(args.output)
     if (file := next((p for p in (output, *output.parents) if p.exists()), None)) and not file.is_dir():
         raise UsageError(f"--output {output}: {file} is a file; the output is a directory")
-    if (output / RUN_ARGS).is_file() and ((output / CHECKPOINT_DIR).is_dir() or any(output.rglob("*.safetensors"))):
+    if (output / RUN_ARGS).is_file() and (output / CHECKPOINT_DIR).is_dir():
         # Started again there, a run overwrote the model and the checkpoint of hours of training.
         raise UsageError(f"--output {output} holds a run already: continue it with --resume {output}, "
                          "or give another --output")
+    if (output / RUN_ARGS).is_file() and any(output.rglob("*.safetensors")):  # a finished bench run keeps no checkpoint
+        raise UsageError(f"--output {output} holds a trained model already: give another --output")
     output.mkdir(parents=True, exist_ok=True)
     (Path(args.output) / RUN_ARGS).write_text(json.dumps(vars(args), indent=2))
     return args

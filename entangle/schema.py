@@ -195,6 +195,8 @@ class TrainingOptions:
                 raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:
                 raise UsageError(f"{name} must be at least {least}, got {value}")
+        if self.seed is None:
+            raise UsageError("seed must be a whole number, got None")
         if self.seed > MAX_SEED:  # set_seed's range
             raise UsageError(f"seed must be at most 2**32 - 1, got {self.seed}")
         if not self.max_grad_norm > 0:  # inf: no clipping

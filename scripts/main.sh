@@ -8,11 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-OUT=${OUT:-runs/main-wnut17}
+EPOCHS=${EPOCHS:-3}
+OUT=${OUT:-runs/main-wnut17-${EPOCHS}-epochs}  # another budget, another run
 if [ -d "$OUT/checkpoint" ]; then  # run before: continued (a finished run trains no further)
-    .venv/bin/entangle train --resume "$OUT"
+    .venv/bin/entangle train --resume "$OUT" --epochs "$EPOCHS"  # warns if OUT was started with other epochs
 else
-    .venv/bin/entangle train --data wnut17 --epochs "${EPOCHS:-3}" --output "$OUT"
+    .venv/bin/entangle train --data wnut17 --epochs "$EPOCHS" --output "$OUT"
 fi
 .venv/bin/entangle evaluate "$OUT" --data wnut17 --split test --output "$OUT/test_metrics.json"
 echo "Going to see Lady Gaga at Madison Square Garden with @mike tonite !!" | .venv/bin/entangle predict "$OUT"

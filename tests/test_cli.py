@@ -123,6 +123,10 @@ def test_resume_continues_with_the_original_options(tmp_path, encoders, data, ca
     with pytest.raises(SystemExit, match=rf"^entangle train: error: {out / 'checkpoint'}: does not fit this model or "
                                          r"its optimizer \(.*\); it was saved by another entangle version"):
         main(["train", "--resume", str(out)])
+    shutil.rmtree(out / "checkpoint")  # as bench leaves a finished run: its model, nothing to resume
+    with pytest.raises(SystemExit, match=rf"^entangle train: error: --output {out} holds a trained model already: "
+                                         r"give another --output$"):
+        main(["train", "--data", str(data), "--output", str(out)])
 
 
 def test_isolated_sides_from_the_command_line(tmp_path, encoders, data):

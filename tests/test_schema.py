@@ -155,6 +155,7 @@ def test_training_options_out_of_range_stop_before_anything_is_read(option, mess
     ({"batch_size": "4"}, "batch_size must be a whole number, got '4'"),
     ({"patience": True}, "patience must be a whole number, got True"),
     ({"lr": "1e-4"}, "lr must be a number, got '1e-4'"),
+    ({"seed": None}, "seed must be a whole number, got None"),
 ])
 def test_training_options_of_the_wrong_type_from_the_api_are_refused(option, message):
     """The command line converts its text; the Python API takes what it is given (1.5 epochs trained one)."""
