@@ -7,6 +7,7 @@ Needs the ``onnx`` extra (``onnx``, ``onnxscript`` for exporting, ``onnxruntime`
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,14 +61,14 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     The graphs take dynamic batch and length axes. The export checks itself: every graph must give
     PyTorch's logits (within ``TOLERANCE``) on two batches of different shapes, else it raises.
     """
-    try:
-        import onnx
+    try:  # before anything is written
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401  (the export checks itself on it: missing, it failed after writing)
         import onnxscript  # noqa: F401  (torch's exporter needs it)
-        from onnx.utils import Extractor
     except ImportError as err:
         raise _needs_extra(err) from None
     try:
-        from torch.export._patches import register_lstm_while_loop_decomposition
+        from torch.export._patches import register_lstm_while_loop_decomposition  # noqa: F401
     except ImportError:
         raise MissingExtraError(f"torch {torch.__version__} lacks the LSTM decomposition that exporting needs "
                                 "(torch.export._patches; torch 2.13 has it)") from None
@@ -75,13 +76,36 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
         tagger = Tagger.from_pretrained(tagger)
     if not isinstance(tagger.model, torch.nn.Module):
         raise ExportError("this model is already an ONNX export")
-    model, config = tagger.model.eval(), tagger.model.config
-    if config.fusion != "coattention":
-        raise ExportError(f"ONNX export covers the entanglement model, not fusion={config.fusion!r}")
+    tagger.model.eval()
+    if tagger.model.config.fusion != "coattention":
+        raise ExportError(f"ONNX export covers the entanglement model, not fusion={tagger.model.config.fusion!r}")
     output_dir = Path(output_dir)
     if (output_dir / "config.json").exists():  # another model's files would be mixed with this one's
         raise ExportError(f"{output_dir}: already holds a model (config.json); export to a new directory")
-    output_dir.mkdir(parents=True, exist_ok=True)
+    if output_dir.is_dir() and any(output_dir.iterdir()):  # an older export's graphs would be taken for this one's
+        raise ExportError(f"{output_dir}: not empty; export to a new or empty directory")
+    # Written beside it and moved into place once checked: a failed export leaves nothing that loads.
+    staging = output_dir.absolute().with_name(f".{output_dir.absolute().name}.exporting")
+    shutil.rmtree(staging, ignore_errors=True)  # what an export killed there left
+    staging.mkdir(parents=True)
+    try:
+        _write(tagger, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if output_dir.is_dir():
+        output_dir.rmdir()  # empty, as checked above
+    staging.rename(output_dir)
+    return output_dir
+
+
+def _write(tagger: Tagger, output_dir: Path) -> None:
+    """The graphs, config and tokenizer into ``output_dir``, checked against PyTorch."""
+    import onnx
+    from onnx.utils import Extractor
+    from torch.export._patches import register_lstm_while_loop_decomposition
+
+    model, config = tagger.model, tagger.model.config
     sides = config.trained_sides
     names = _input_names(config, sides)
     batches = [{k: v.to(model.device) for k, v in tagger.collator(tagger.featurizer.featurize(sentences)).items()}
@@ -112,7 +136,6 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     if tagger.tokenizer is not None:
         tagger.tokenizer.save_pretrained(output_dir)
     _check(model, OnnxEntangleModel.from_pretrained(output_dir), batches)
-    return output_dir
 
 
 def _check_dynamic(inputs: Iterable) -> None:  # onnx_ir values
@@ -136,13 +159,13 @@ def _check(model: torch.nn.Module, exported: OnnxEntangleModel, batches: list[di
             try:
                 got = exported(**batch, sides=side_set)
             except Exception as err:  # ONNX Runtime's errors have no common base class
-                raise RuntimeError(f"the exported graph for sides {side_set} fails on a batch of shape {shape}: "
-                                   f"{err}") from err
+                raise ExportError(f"the exported graph for sides {side_set} fails on a batch of shape {shape}: "
+                                  f"{err}") from err
             for side in side_set:
                 a, b = getattr(expected, f"{side}_logits").cpu(), getattr(got, f"{side}_logits")
                 difference = (a - b).abs().max().item() if a.shape == b.shape else float("inf")
                 if not difference <= TOLERANCE:
-                    raise RuntimeError(f"the exported graph for sides {side_set} differs from PyTorch on a batch of "
-                                       f"shape {shape}: {side} logits {difference:.2e} apart (tolerance {TOLERANCE})")
+                    raise ExportError(f"the exported graph for sides {side_set} differs from PyTorch on a batch of "
+                                      f"shape {shape}: {side} logits {difference:.2e} apart (tolerance {TOLERANCE})")
 
 

@@ -4,6 +4,7 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -269,7 +270,7 @@ class Tagger:
         other name is looked up on the hub (at once in the cache alone when the hub does not answer).
         """
         path = model_dir(path)  # a training output directory: its model
-        if device is not None and not is_onnx_dir(Path(path)):  # a bad name fails before the model loads
+        if device is not None:  # a bad name fails before the model loads (an export's too)
             device = torch_device(device)
         if not looks_local(path):
             def load(**options):
@@ -302,9 +303,14 @@ class Tagger:
 
     def to(self, device: str | torch.device | None) -> "Tagger":
         """Move the PyTorch model to ``device`` (``"auto"``: the GPU when there is one); an ONNX model
-        stays on ONNX Runtime's CPU provider. Returns this tagger."""
-        if device is not None and isinstance(self.model, torch.nn.Module):
-            self.model.to(torch_device(device))
+        stays on ONNX Runtime's CPU provider (a GPU asked for by name is warned of). Returns this tagger."""
+        if device is None:
+            return self
+        chosen = torch_device(device)
+        if isinstance(self.model, torch.nn.Module):
+            self.model.to(chosen)
+        elif chosen.type == "cuda" and device != "auto":
+            warnings.warn(f"device {str(device)!r}: an ONNX export runs on ONNX Runtime's CPU provider, not the GPU")
         return self
 
     @property

@@ -164,3 +164,38 @@ def test_models_it_cannot_export_are_refused_in_one_line(tmp_path, capsys):
                                          "not fusion='charbert'$"):
         main(["export-onnx", str(tmp_path / "charbert"), str(tmp_path / "out")])
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_failed_export_leaves_nothing_that_loads(tmp_path, monkeypatch, capsys):
+    """The self-check used to fail after the graphs, config and tokenizer were written, with a
+    traceback: predict then ran the unchecked export, and a new export there was refused."""
+    import entangle.onnx_export as onnx_export
+
+    model, tokenizer = tiny_model(m=0, side="char")
+    Tagger(model, tokenizer).save_pretrained(tmp_path / "model")
+    monkeypatch.setattr(onnx_export, "TOLERANCE", -1.0)  # every graph now "differs" from PyTorch
+    with pytest.raises(SystemExit, match=r"^entangle export-onnx: error: the exported graph for sides \('char',\) "
+                                         r"differs from PyTorch on a batch of shape"):
+        main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "onnx")])
+    assert "Traceback" not in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "old.onnx").write_text("")
+    monkeypatch.setattr(onnx_export, "TOLERANCE", 1e-4)
+    with pytest.raises(SystemExit, match=rf"^entangle export-onnx: error: {tmp_path / 'notes'}: not empty; export to a "
+                                         r"new or empty directory$"):
+        main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "notes")])
+    (tmp_path / "empty").mkdir()
+    main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "empty")])
+    assert (tmp_path / "empty" / GRAPH).is_file() and Tagger.from_pretrained(tmp_path / "empty").tag(SENTENCES)
+    # The device is checked for an export too (it ran on the CPU whatever was asked).
+    from entangle.options import UsageError
+
+    with pytest.raises(UsageError, match="unknown device 'tpu9'"):
+        Tagger.from_pretrained(tmp_path / "empty", device="tpu9")
+    if torch.cuda.is_available():
+        with pytest.warns(UserWarning, match="an ONNX export runs on ONNX Runtime's CPU provider, not the GPU"):
+            Tagger.from_pretrained(tmp_path / "empty", device="cuda")
+    else:
+        with pytest.raises(UsageError, match="this machine has no CUDA device"):
+            Tagger.from_pretrained(tmp_path / "empty", device="cuda")
