@@ -191,8 +191,12 @@ class BenchConfig:
 def _check_distinct(path: Path, config: BenchConfig) -> None:
     """A seed, dataset or noisy test listed twice would count one run twice (a spread of 0); two names
     that give one run directory would share their runs."""
-    for key, items in (("seeds", config.seeds), ("datasets", config.datasets), ("noisy_tests", config.noisy_tests)):
-        if repeated := sorted({str(item) for item in items if items.count(item) > 1}):
+    # A noisy test by its attack and rate's value: charbert@0.5 and charbert@.5 are one test.
+    noisy = [(attack, float(rate) if _is_share(rate) else rate)  # a malformed one is named below
+             for attack, _, rate in (variant.partition("@") for variant in config.noisy_tests)]
+    for key, items, names in (("seeds", config.seeds, config.seeds), ("datasets", config.datasets, config.datasets),
+                              ("noisy_tests", noisy, config.noisy_tests)):
+        if repeated := sorted({str(name) for item, name in zip(items, names) if items.count(item) > 1}):
             raise BenchConfigError(f"{path}: {key}: {', '.join(repeated)} listed more than once")
     if outside := [seed for seed in config.seeds if not 0 <= seed <= MAX_SEED]:
         raise BenchConfigError(f"{path}: seeds: {', '.join(map(str, outside))} outside 0 to 2**32 - 1")

@@ -347,6 +347,7 @@ def test_bad_configs_are_named(tmp_path):
     # Counted twice (a spread of 0), or two names for one run directory: refused before anything trains.
     ("seeds: [42, 42]", "seeds: 42 listed more than once"),
     ("datasets: [wnut17, wnut17]", "datasets: wnut17 listed more than once"),
+    ("noisy_tests: ['charbert@0.5', 'charbert@.5']", "noisy_tests: charbert@.5, charbert@0.5 listed more than once"),
     ("datasets: [/a/data, /b/data]", "datasets: '/a/data' and '/b/data' would share the run directory 'data': rename one"),
     ("systems: {m 1: {m: 1}, m_1: {m: 0}}", "systems: 'm 1' and 'm_1' would share the run directory 'm_1': rename one"),
     ("seeds: [-1]", "seeds: -1 outside 0 to 2**32 - 1"),
