@@ -8,7 +8,11 @@ runs does not return them), so the picture is of the model as it predicts, in ev
 
 from __future__ import annotations
 
+import contextlib
+import re
 import textwrap
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +23,8 @@ from .data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
 from .options import UsageError
 from .plots import pyplot
 
+#: matplotlib's warning of a character its font has no glyph for.
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
 #: How the character positions that are not a word's character are shown.
 CHAR_NAMES = {CHAR_CLS: "<s>", CHAR_SEP: "</s>", SPACE: "␣"}
 
@@ -190,11 +196,31 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
         # About twelve characters of a 10-point title fit an inch of the figure: a long window's words are cut.
         figure.suptitle(textwrap.shorten(f"cross-attention, words {start + 1} to {end}: " + " ".join(attention.words),
                                          int(2 * width * 12), placeholder=" ..."), fontsize=10)
-        figure.tight_layout()
         output.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(output, dpi=120)
+        with _missing_glyphs_warned_once():  # where the text is laid out and drawn
+            figure.tight_layout()
+            figure.savefig(output, dpi=120)
         plt.close(figure)
     return output
+
+
+@contextlib.contextmanager
+def _missing_glyphs_warned_once() -> Iterator[None]:
+    """matplotlib warns of each character its font lacks, a line a letter of an Amharic or Chinese
+    text (and again for each panel): one warning naming them all instead."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    missing = set()
+    for warning in caught:
+        if match := _MISSING_GLYPH.match(str(warning.message)):
+            missing.add(chr(int(match.group(1))))
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if missing:
+        shown = "".join(sorted(missing))
+        warnings.warn(f"the font lacks {len(missing)} of the text's characters ({textwrap.shorten(shown, 40)}), drawn "
+                      "as boxes: name a font that has them in matplotlib's rcParams['font.family']")
 
 
 def _boundaries(owners: list[int | None]) -> list[float]:

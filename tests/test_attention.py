@@ -99,3 +99,14 @@ def test_byte_level_subwords_are_shown_as_the_text_they_encode():
     # A letter split across tokens (é is two bytes) cannot be shown by halves: those keep their names.
     cafe = [n for n, w in zip(attention.subwords, attention.subword_words) if w == len(WORDS)]
     assert "".join(cafe).strip() == "café" or any("Ã" in n for n in cafe)
+
+
+def test_characters_the_font_lacks_are_one_warning(tmp_path):
+    """matplotlib warned of each missing glyph, every panel again: dozens of lines for one Amharic word."""
+    model, tokenizer = tiny_model(m=1)
+    attention = cross_attention(Tagger(model, tokenizer), ["ሰላም", "world"])
+    with pytest.warns(UserWarning) as caught:
+        draw(attention, tmp_path / "a.png")
+    messages = [str(warning.message) for warning in caught]
+    assert messages == ["the font lacks 3 of the text's characters (ላምሰ), drawn as boxes: name a font that has them in "
+                        "matplotlib's rcParams['font.family']"]
