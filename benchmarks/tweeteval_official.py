@@ -2,9 +2,12 @@
 
 TweetEval (Barbieri et al., 2020) scores emoji, emotion, hate and offensive by macro-F1 over all
 classes, as the grid does, but irony by the F1 of the ironic class alone and stance by the mean
-F1 of "against" and "favor" (tweets with neither stance count only through those two), its one
-Stance number being the mean over the five topics. This probe reads each run's per-class F1
-(``result.json``) and gives TweetEval's numbers per system and side, over the seeds.
+F1 of "against" and "favor" (tweets with neither stance count only through those two). Its one
+Stance number pools the five topics' test tweets and scores the pool (cardiffnlp/tweeteval,
+``evaluaton_script.py``), not the mean of the topics' scores, which is about 11 points lower here.
+This probe reads each run's per-class F1 (``result.json``), and for the pooled stance score the
+five topics' kept test predictions (``test_predictions.json.gz``), and gives TweetEval's numbers
+per system and side, over the seeds (each topic's own score too).
 
     python benchmarks/tweeteval_official.py benchmarks/results/tweeteval/runs --output benchmarks/results/tweeteval/official.json
 """
@@ -12,16 +15,20 @@ Stance number being the mean over the five topics. This probe reads each run's p
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from sklearn.metrics import f1_score
+
 from entangle.bench import _stats
 
 # The classes whose F1 TweetEval averages, where it does not use them all.
 SCORED_CLASSES = {"tweeteval-irony": ("irony",), "stance": ("against", "favor")}
-STANCE = "tweeteval-stance (5 topics)"
+STANCE = "tweeteval-stance (5 topics pooled)"
+STANCE_TOPICS = 5
 
 
 def official_score(dataset: str, scores: dict) -> float:
@@ -34,21 +41,27 @@ def official_score(dataset: str, scores: dict) -> float:
 
 
 def collect(runs: Path) -> dict:
-    """{dataset: {system: {side: {seed: score}}}}, with the stance topics' mean as one more dataset
-    wherever a system and side has all five topics at a seed."""
+    """{dataset: {system: {side: {seed: score}}}}, with the pooled stance score as one more dataset
+    wherever a system and side kept the predictions of all five topics at a seed."""
     table: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
     for path in sorted(runs.glob("*/*/seed-*/result.json")):
         result = json.loads(path.read_text(encoding="utf-8"))
         for side, scores in result["test"].items():
             table[result["dataset"]][result["system"]][side][result["seed"]] = official_score(result["dataset"], scores)
-    topics = [name for name in table if name.startswith("tweeteval-stance-")]
-    if len(topics) == 5:
-        for system, sides in table[topics[0]].items():
-            for side, seeds in sides.items():
-                for seed in seeds:
-                    per_topic = [table[t].get(system, {}).get(side, {}).get(seed) for t in topics]
-                    if None not in per_topic:
-                        table[STANCE][system][side][seed] = statistics.mean(per_topic)
+    pooled: dict = defaultdict(lambda: ([], [], set()))  # (system, side, seed): gold, predicted, topics
+    for path in sorted(runs.glob("tweeteval-stance-*/*/seed-*/test_predictions.json.gz")):
+        result = json.loads((path.parent / "result.json").read_text(encoding="utf-8"))
+        with gzip.open(path, "rt", encoding="utf-8") as file:
+            kept = json.load(file)
+        for side, predicted in kept["predicted"].items():
+            gold, labels, topics = pooled[result["system"], side, result["seed"]]
+            gold.extend(label for (label,) in kept["gold"])
+            labels.extend(label for (label,) in predicted)
+            topics.add(result["dataset"])
+    for (system, side, seed), (gold, labels, topics) in pooled.items():
+        if len(topics) == STANCE_TOPICS:
+            scores = f1_score(gold, labels, labels=list(SCORED_CLASSES["stance"]), average=None, zero_division=0)
+            table[STANCE][system][side][seed] = 100 * statistics.mean(scores)
     return table
 
 
