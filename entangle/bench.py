@@ -660,8 +660,14 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
                 if (key := (dataset, run["system"], seed, side, variant, argmax)) not in counts:
                     predictions = read_predictions(config, dataset, run["system"], seed, variant)
                     tags = predictions["predicted_argmax" if argmax and run.get("test_argmax") else "predicted"]
-                    counts[key] = task.example_counts(predictions["gold"], tags[side])
-            pair = (counts[dataset, a_system, seed, a_side, variant, argmax], counts[dataset, b_system, seed, b_side, variant, argmax])
+                    counts[key] = predictions["gold"], task.example_counts(predictions["gold"], tags[side])
+            (a_gold, a_counts), (b_gold, b_counts) = (counts[dataset, a_system, seed, a_side, variant, argmax],
+                                                      counts[dataset, b_system, seed, b_side, variant, argmax])
+            if a_gold != b_gold:  # paired by position, other test sets would be compared silently
+                raise BenchRunError(f"{dataset}, seed {seed}: {a_system!r} and {b_system!r} were scored on different "
+                                    f"test sets ({len(a_gold)} and {len(b_gold)} examples, or other labels); "
+                                    "delete the older run's result to score it again")
+            pair = (a_counts, b_counts)
             per_seed[seed] = (100 * (task.score_of_counts(pair[0]) - task.score_of_counts(pair[1])) if argmax
                               else 100 * (scored(a)[a_side][score] - scored(b)[b_side][score]))
             pairs.append(pair)

@@ -192,6 +192,12 @@ def test_a_run_tagged_word_by_word_is_compared_with_the_others_word_by_word_tags
         json.dump({"gold": gold, "predicted": {"subword": constrained}, "predicted_argmax": {"subword": argmax}}, file)
     (both,) = compare(config, [new_too, new])["wnut17"]  # both constrained: their own tags, as before
     assert "decoding" not in both and both["per_seed"] == {1: 0.0} and "word by word" not in comparison_line(both)
+    # Runs scored on different test sets (another reading of the data) are not paired silently.
+    with gzip.open(path, "wt", encoding="utf-8") as file:
+        json.dump({"gold": gold[:1], "predicted": {"subword": constrained[:1]}, "predicted_argmax": {"subword": argmax[:1]}}, file)
+    with pytest.raises(BenchRunError, match=r"wnut17, seed 1: 'new' and 'old' were scored on different test sets "
+                                            r"\(2 and 1 examples, or other labels\)"):
+        compare(config, [new_too, new])
 
 
 def test_the_noisy_table_leaves_a_copy_a_run_was_not_scored_on_empty(tmp_path):
