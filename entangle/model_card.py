@@ -21,11 +21,9 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     and the command that made it, so the directory can be shared on a hub as it is."""
     task = get_task(config.task)
     score = task.main_score
-    metadata = {
-        "library_name": "entangle",
-        "pipeline_tag": "text-classification" if task.unit == "text" else "token-classification",
-        "tags": ["entangle", "character-level", "subword", config.task],
-    }
+    # No pipeline_tag: transformers' pipelines feed a tokenizer's inputs alone, and the model also
+    # reads characters (the hub's widget would fail on it).
+    metadata = {"library_name": "entangle", "tags": ["entangle", "character-level", "subword", config.task]}
     if config.subword_encoder_name and not Path(config.subword_encoder_name).exists():
         metadata["base_model"] = HUB_NAMES.get(config.subword_encoder_name, config.subword_encoder_name)
     lines = [
@@ -43,11 +41,15 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
         f"| labels | {', '.join(config.id2label[i] for i in range(config.num_labels))} |",
         f"| training data | {training.data_description or 'not recorded'} |",
         "",
-        f"## Dev results (best epoch {summary['best_epoch']} of {training.epochs}, {summary['steps']} steps, "
-        f"{summary['train_time_s'] / 60:.1f} min)", "",
-        f"| side | {score} | precision | recall |" if config.task == "ner" else f"| side | {score} |",
-        "|---|---|---|---|" if config.task == "ner" else "|---|---|",
     ]
+    run = (f"epoch {summary['best_epoch']} of the {summary.get('epochs', training.epochs)} trained (at most "
+           f"{training.epochs}), {summary['steps']} steps, {summary['train_time_s'] / 60:.1f} min")
+    if summary.get("best_dev"):
+        lines += [f"## Dev results (best {run})", "",
+                  f"| side | {score} | precision | recall |" if config.task == "ner" else f"| side | {score} |",
+                  "|---|---|---|---|" if config.task == "ner" else "|---|---|"]
+    else:
+        lines += ["## Training", "", f"No dev set: the model kept is that of the lowest training loss ({run})."]
     for side, metrics in (summary.get("best_dev") or {}).items():
         cells = [f"{100 * metrics[score]:.2f}"]
         if config.task == "ner":
@@ -63,5 +65,7 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     lines += ["```json", json.dumps(options, indent=2), "```", "",
               "## Use", "", "```python", "from entangle import Tagger", "",
               'tagger = Tagger.from_pretrained("PATH")  # this directory, or its name on a hub',
-              f'print(tagger.{_EXAMPLE_CALL[task.unit]})', "```", ""]
+              f'print(tagger.{_EXAMPLE_CALL[task.unit]})', "```", "",
+              "transformers' Auto classes load it too once `import entangle.modeling` has registered its model "
+              "type; it reads characters beside the subwords, which the `Tagger` prepares.", ""]
     (directory / "README.md").write_text("\n".join(lines), encoding="utf-8")

@@ -415,7 +415,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         account()
     accelerator.wait_for_everyone()
     summary = {"best_epoch": state.best["epoch"], "best_dev": state.best["dev"], "train_time_s": round(state.elapsed, 1),
-               "steps": state.step, "processes": accelerator.num_processes,
+               "epochs": state.log_lines, "steps": state.step, "processes": accelerator.num_processes,
                "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
                "devices": state.devices, **({"peak_gpu_memory_mb": round(state.peak_gpu_memory_mb)}
                                             if state.peak_gpu_memory_mb else {}), **({"diverged": diverged} if diverged else {})}

@@ -46,11 +46,14 @@ def test_a_model_card_names_its_base_model_as_the_hub_does(tmp_path):
 
     config = tiny_model(m=1)[0].config
     config.subword_encoder_name = "minilm"  # the offline short name train records
-    summary = {"best_epoch": 1, "best_dev": None, "steps": 1, "train_time_s": 6.0}
+    summary = {"best_epoch": 1, "best_dev": None, "epochs": 2, "steps": 1, "train_time_s": 6.0}
     write_model_card(tmp_path, config, summary, TrainingConfig(output_dir=str(tmp_path)))
     card = (tmp_path / "README.md").read_text()
     assert "base_model: sentence-transformers/all-MiniLM-L6-v2\n" in card
     assert 'Tagger.from_pretrained("PATH")' in card
+    # No pipeline the hub could run (its pipelines feed no characters); no dev table without a dev set.
+    assert "pipeline_tag" not in card and "## Dev results" not in card
+    assert "No dev set: the model kept is that of the lowest training loss (epoch 1 of the 2 trained (at most 5)" in card
 
 
 def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
@@ -66,6 +69,7 @@ def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
     assert (out / "model" / "model.safetensors").is_file()
     card = (out / "model" / "README.md").read_text()
     assert "co-attention modules per side (m) | 1" in card and "entangle train --data" in card
+    assert "## Dev results (best epoch " in card and "of the 2 trained (at most 2)" in card
     assert (out / "training_curves.png").read_bytes().startswith(b"\x89PNG")
 
     main(["evaluate", str(out), "--data", str(data), "--output", str(tmp_path / "test.json")])
