@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 def token_accuracy(gold: list[list[str]], predicted: list[list[str]]) -> float:
-    pairs = [(g, p) for gs, ps in zip(gold, predicted) for g, p in zip(gs, ps, strict=True)]
+    pairs = [(g, p) for gs, ps in zip(gold, predicted, strict=True) for g, p in zip(gs, ps, strict=True)]
     return sum(g == p for g, p in pairs) / len(pairs) if pairs else 0.0
 
 

@@ -15,7 +15,7 @@ from entangle.data.conll import DataFormatError, Sentence
 from entangle.data.corpus import load_corpus
 from entangle.data.features import IGNORE, Featurizer
 from entangle.data.intraword import CharTaggedSentence
-from entangle.metrics import classification_scores
+from entangle.metrics import classification_scores, token_accuracy
 from entangle.modeling import EntangleConfig, EntangleForSequenceClassification
 from entangle.predict import Tagger
 from entangle.tasks import TASKS
@@ -104,6 +104,13 @@ def test_classification_metrics_follow_scikit_learn():
     task = TASKS["classification"]
     counts = task.example_counts([[g] for g in gold], [[p] for p in predicted])
     assert task.score_of_counts(counts) == pytest.approx(scores["macro_f1"])
+
+
+def test_token_accuracy_refuses_a_sentence_missing_from_the_predictions():
+    """zip stopped at the shorter list: a sentence left out scored as if it was not in the test set."""
+    with pytest.raises(ValueError):
+        token_accuracy([["NOUN"], ["VERB"]], [["NOUN"]])
+    assert token_accuracy([["NOUN", "DET"], ["VERB"]], [["NOUN", "NOUN"], ["VERB"]]) == 2 / 3
 
 
 def test_tweeteval_layout(tmp_path):
