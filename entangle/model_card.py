@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from .options import HUB_NAMES
+from .options import BUILTIN_CHAR, HUB_NAMES, SHIPPED_CHAR
 from .tasks import get_task
 
 
@@ -24,8 +24,11 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     # No pipeline_tag: transformers' pipelines feed a tokenizer's inputs alone, and the model also
     # reads characters (the hub's widget would fail on it).
     metadata = {"library_name": "entangle", "tags": ["entangle", "character-level", "subword", config.task]}
-    if config.subword_encoder_name and not Path(config.subword_encoder_name).exists():
-        metadata["base_model"] = HUB_NAMES.get(config.subword_encoder_name, config.subword_encoder_name)
+    # Each encoder that came from a hub (not a local directory, not the built-in character encoder).
+    bases = [HUB_NAMES.get(name, name) for name in (config.subword_encoder_name, config.char_encoder_name)
+             if name and name != BUILTIN_CHAR and name not in SHIPPED_CHAR and not Path(name).exists()]
+    if bases:
+        metadata["base_model"] = bases[0] if len(bases) == 1 else bases
     lines = [
         "---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", "",
         f"# entangle {config.task} model", "",
@@ -61,7 +64,8 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
     lines += ["", "## How it was trained", ""]
     if training.command:
         lines += ["```", training.command, "```", ""]
-    options = {k: v for k, v in asdict(training).items() if k not in ("command", "data_description")}
+    # Not where it ran (a path on the trainer's machine) but what it computed.
+    options = {k: v for k, v in asdict(training).items() if k not in ("command", "data_description", "output_dir", "resume")}
     lines += ["```json", json.dumps(options, indent=2), "```", "",
               "## Use", "", "```python", "from entangle import Tagger", "",
               'tagger = Tagger.from_pretrained("PATH")  # this directory, or its name on a hub',

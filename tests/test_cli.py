@@ -54,6 +54,10 @@ def test_a_model_card_names_its_base_model_as_the_hub_does(tmp_path):
     # No pipeline the hub could run (its pipelines feed no characters); no dev table without a dev set.
     assert "pipeline_tag" not in card and "## Dev results" not in card
     assert "No dev set: the model kept is that of the lowest training loss (epoch 1 of the 2 trained (at most 5)" in card
+    assert str(tmp_path) not in card  # the trainer's own paths are not published with it
+    config.char_encoder_name = "google/canine-s"  # a character encoder from the hub is a base model too
+    write_model_card(tmp_path, config, summary, TrainingConfig(output_dir=str(tmp_path)))
+    assert "base_model:\n- sentence-transformers/all-MiniLM-L6-v2\n- google/canine-s\n" in (tmp_path / "README.md").read_text()
 
 
 def test_train_evaluate_predict(tmp_path, encoders, data, capsys):
