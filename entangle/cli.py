@@ -19,7 +19,7 @@ from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
 from .options import (CHECKPOINT_DIR, RUN_ARGS, ConfigError, DivergedError, ExportError, MissingExtraError, ModelLoadError,
-                      UsageError, is_onnx_dir, read_record)
+                      UsageError, char_encoder_kind, is_onnx_dir, read_record)
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
@@ -351,12 +351,16 @@ def run_pretrain_char(args: argparse.Namespace) -> None:
 
 
 def run_pretrain_coattention(args: argparse.Namespace) -> None:
-    from .coattention_pretraining import pretrain_coattention
+    from .coattention_pretraining import check_pretrainable, pretrain_coattention
     from .predict import Tagger
     from .pretraining import PretrainConfig
     from .schema import PRETRAINED_MODEL_OPTIONS
 
     args = _resumable(args)
+    options = {name: getattr(args, name) for name in PRETRAINED_MODEL_OPTIONS if name not in ("char", "subword")}
+    # Before the encoders load (the built model is checked again, for the Python API's callers).
+    check_pretrainable(ModelOptions(**options).resolved().coattention_layers, char_encoder_kind(args.char)[1], args.char,
+                       positional_alignment=False)  # not an option of pretrain-coattention
     config = PretrainConfig(
         output_dir=args.output, objectives=("mlm",), max_steps=args.max_steps, max_minutes=args.max_minutes,
         batch_size=args.batch_size, lr=args.lr, mask_rate=args.mask_rate, noise_rate=0.0, max_chars=args.max_chars,
@@ -364,7 +368,6 @@ def run_pretrain_coattention(args: argparse.Namespace) -> None:
         resume=bool(args.resume), command=args.command_line,
     )
     corpus = _raw_corpus(args)
-    options = {name: getattr(args, name) for name in PRETRAINED_MODEL_OPTIONS if name not in ("char", "subword")}
     # A base model as train builds it (the same seed, the same new layers), without heads to train;
     # its sides read each other undetached, so each learns to be read by the other.
     tagger = Tagger.create(args.char, args.subword, ["O"], seed=args.seed, side="both", isolate_sides=False, **options)

@@ -99,21 +99,28 @@ class CoattentionPretrainingModel(nn.Module):
                 "subword_mlm_accuracy": (logits.argmax(-1) == targets).float().mean()}
 
 
+def check_pretrainable(layers: int, char_pretrained: bool, char_name: str, positional_alignment: bool) -> None:
+    """Refuse a model whose co-attention cannot be pretrained: ``entangle pretrain-coattention`` asks
+    before it loads the encoders (from the options), :func:`pretrain_coattention` of the built model."""
+    if layers == 0:
+        raise ConfigError("there is no co-attention to pretrain (m = 0)")
+    if not char_pretrained:
+        raise ConfigError(f"the character encoder ({char_name}) is not pretrained: it stays fixed during "
+                          "co-attention pretraining, so a random one would teach nothing (use builtin-en)")
+    if positional_alignment:
+        raise ConfigError("positional alignment starts fresh at fine-tuning (--coattention-init does not take "
+                          "it): build the model to pretrain without it")
+
+
 def pretrain_coattention(base: EntangleModel, tokenizer: PreTrainedTokenizerBase, corpus: RawCorpus,
                          config: PretrainConfig) -> dict:
     """Pretrain ``base``'s projections and co-attention in place on ``corpus``; save the base model
     to ``config.output_dir``; return the summary."""
-    if base.config.num_coattention_layers == 0:
-        raise ConfigError("there is no co-attention to pretrain (m = 0)")
-    if not base.config.char_encoder_pretrained:
-        raise ConfigError(f"the character encoder ({base.config.char_encoder_name}) is not pretrained: it stays fixed "
-                          "during co-attention pretraining, so a random one would teach nothing (use builtin-en)")
+    check_pretrainable(base.config.num_coattention_layers, base.config.char_encoder_pretrained,
+                       base.config.char_encoder_name, base.config.positional_alignment)
     if base.config.isolate_sides:
         raise ConfigError("co-attention pretraining trains each side to be read by the other: build the model "
                           "with isolate_sides=False")
-    if base.config.positional_alignment:
-        raise ConfigError("positional alignment starts fresh at fine-tuning (--coattention-init does not take "
-                          "it): build the model to pretrain without it")
     if tokenizer.mask_token_id is None:
         raise ConfigError(f"the subword tokenizer ({tokenizer.name_or_path}) has no mask token to mask words with")
     examples = build_examples(corpus.texts, min(config.max_chars, base.config.max_chars), tokenizer,

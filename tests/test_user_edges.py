@@ -255,6 +255,12 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     message = one_line_error(["pretrain-char", "--text", str(tmp_path / "texts.txt"), "--objectives", "distill",
                               "--mask-rate", "0.3", "--output", str(tmp_path / "distill")], capsys)
     assert message == "--mask-rate 0.3: for the mlm objective only, and --objectives leaves it out"
+    # What cannot be pretrained is said before the encoders load (./no-subword would be named if they did).
+    pretrain = ["pretrain-coattention", "--text", str(tmp_path / "texts.txt"), "--subword", "./no-subword"]
+    assert one_line_error(pretrain + ["-m", "0", "--output", str(tmp_path / "m0")], capsys) == (
+        "there is no co-attention to pretrain (m = 0)")
+    assert one_line_error(pretrain + ["--char", "builtin", "--output", str(tmp_path / "random")], capsys).startswith(
+        "the character encoder (builtin) is not pretrained")
 
 
 @pytest.mark.parametrize(("argv", "message"), [
