@@ -119,6 +119,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     from .metrics import format_report
 
+    for flag, output in (("--output", args.output), ("--predictions", args.predictions)):
+        if output:  # found before the evaluation, not after it (its scores then lost)
+            _check_output_file(output, flag)
     # Under `accelerate launch`, every process scores a share of the windows.
     accelerator = Accelerator()
     tagger = _tagger(args.model, compile=args.compile, autocast=args.autocast, decoding=args.decoding)
@@ -150,6 +153,17 @@ def run_evaluate(args: argparse.Namespace) -> None:
         print(format_report(metrics))
     if args.output:
         Path(args.output).write_text(json.dumps(record, indent=2))
+
+
+def _check_output_file(output: str, flag: str) -> None:
+    """A file that can be written where ``output`` says: not a directory, in a directory that exists."""
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"{flag} {output} is a directory: give a file name")
+    if (above := next((p for p in path.parents if p.exists()), None)) and not above.is_dir():
+        raise UsageError(f"{flag} {output}: {above} is a file, not a directory")
+    if not path.absolute().parent.is_dir():
+        raise UsageError(f"{flag} {output}: no directory {path.parent}")
 
 
 def _refuse_overwriting(output: str, source: str | Path, flag: str = "--output") -> None:

@@ -172,6 +172,14 @@ def test_evaluate_and_export_name_the_file_too(copy, tmp_path, capsys):
     for argv in (["evaluate", str(model), "--data", str(data)], ["export-onnx", str(model), str(tmp_path / "onnx")],
                  ["robustness", str(model), "--data", str(data), "--output", str(tmp_path / "report")]):
         assert one_line_error(argv, capsys).startswith(f"{model}/model.safetensors: truncated or corrupt")
+    # Where evaluate writes is checked before it loads and scores (the scores were lost at the end).
+    evaluate = ["evaluate", str(model), "--data", str(data)]
+    assert one_line_error(evaluate + ["--predictions", str(data / "p.json")], capsys) == (
+        f"--predictions {data / 'p.json'}: {data} is a file, not a directory")
+    assert one_line_error(evaluate + ["--output", str(tmp_path)], capsys) == (
+        f"--output {tmp_path} is a directory: give a file name")
+    assert one_line_error(evaluate + ["--output", str(tmp_path / "no" / "o.json")], capsys) == (
+        f"--output {tmp_path / 'no' / 'o.json'}: no directory {tmp_path / 'no'}")
 
 
 # -- a path that does not exist, a hub name that cannot be reached ----------------------------
