@@ -182,6 +182,16 @@ def run_predict(args: argparse.Namespace) -> None:
         raise UsageError("--output-format conllu writes a copy of the input file: give --output FILE")
     if args.input != "-":
         _refuse_overwriting(args.output, args.input)
+    if args.input != "-" and args.input_format == "text":
+        # Read as raw text, a file's columns, comments or JSON became words to tag, without a word said.
+        suffix = Path(args.input).suffix.lower()
+        if is_conllu(args.input) or suffix == ".conll":
+            raise UsageError(f"{args.input}: a {'CoNLL-U' if is_conllu(args.input) else 'CoNLL'} file by its suffix, "
+                             f"read as raw text: give --input-format {'conllu' if is_conllu(args.input) else 'conll'}")
+        if suffix in (".jsonl", ".json", ".csv", ".tsv"):
+            raise UsageError(f"{args.input}: a table by its suffix ({suffix}); predict reads raw text, one text a line "
+                             "(or CoNLL, CoNLL-U): write the texts one a line (evaluate --predictions keeps a labelled "
+                             "table's predictions)")
     tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast,
                      device=args.device, decoding=args.decoding)
     source = "/dev/stdin" if args.input == "-" else args.input

@@ -157,6 +157,18 @@ def test_a_file_instead_of_the_directory(saved, tmp_path, capsys):
     assert message.startswith(f"{saved / 'model' / 'config.json'}: not a directory")
 
 
+@pytest.mark.parametrize("name, message", [
+    ("in.conllu", "a CoNLL-U file by its suffix, read as raw text: give --input-format conllu"),
+    ("in.conll", "a CoNLL file by its suffix, read as raw text: give --input-format conll"),
+    ("in.jsonl", "a table by its suffix (.jsonl); predict reads raw text, one text a line"),
+])
+def test_predict_does_not_read_a_structured_file_as_raw_text(name, message, tmp_path, capsys):
+    """Its columns, comments or JSON were tagged as words, and nothing was said."""
+    (tmp_path / name).write_text('{"text": "good"}\n')
+    message_given = one_line_error(["predict", str(tmp_path / "no-model"), "--input", str(tmp_path / name)], capsys)
+    assert message_given.startswith(f"{tmp_path / name}: {message}")  # before the model (there is none) is loaded
+
+
 def test_training_output_without_a_model(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
