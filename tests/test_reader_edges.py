@@ -7,6 +7,7 @@ import pytest
 from entangle.cli import main
 from entangle.data.classification import read_table
 from entangle.data.conll import DataFormatError, read_conll, rewrite_tokens
+from entangle.data.corpus import load_corpus
 from entangle.options import UsageError
 
 
@@ -220,6 +221,14 @@ def test_an_empty_tag_is_named(tmp_path):
     path.write_text("Rome\tNOUN\t\nis\tAUX\t\n")
     with pytest.raises(DataFormatError, match=r"trailing.txt:1: empty tag in column -1 \(a tab at the end of the line\?\)"):
         read_conll(path)
+
+
+def test_json_lines_read_for_a_word_task_are_named_as_texts(tmp_path):
+    """Read as columns, each JSON line was one word tagged with itself: "the token column 0 and the
+    tag column -1 are the same column", which sent the user to the columns."""
+    (tmp_path / "test.jsonl").write_text('{"text": "so good", "label": "pos"}\n')
+    with pytest.raises(UsageError, match=r"test.jsonl: JSON lines of texts \(classification data\), not ner data"):
+        load_corpus(str(tmp_path / "test.jsonl"), task="ner", splits=("test",))
 
 
 def test_the_text_and_the_label_are_two_columns(tmp_path):

@@ -141,6 +141,7 @@ def test_a_tsv_quoted_whole_by_a_csv_writer_has_its_header_unquoted_too(tmp_path
 @pytest.mark.parametrize(("name", "content", "error"), [
     ("a.tsv", "text\tlabel\nso good\tpos\n\t neg\n", r"a.tsv:3: empty text"),
     ("a.csv", "id,label\n1,pos\n", r"a.csv:1: the header has no column 'text'"),
+    ("a.csv", "", r"a.csv:1: empty: no header line naming the columns \('text', 'label'\)"),  # said "(found: )"
     ("a.csv", 'text,label\n"so, good",pos\nbad\n', r"a.csv:3: 1 columns, the header has 2"),
     ("a.jsonl", '{"text": "so good", "label": "pos"}\n{"text": "bad"\n', r"a.jsonl:2: not valid JSON"),
     ("a.jsonl", '{"text": "so good"}\n', r"a.jsonl:1: expected an object with 'text' and 'label'"),

@@ -188,10 +188,12 @@ def _unquoted(cell: str) -> str:
 
 def _check_header(path: Path, header: list[str] | None, needed: tuple[str, ...]) -> None:
     """Each needed column once: a column named twice would be read from its last place alone."""
-    missing = [field for field in needed if header is None or field not in header]
+    if header is None:
+        raise DataFormatError(path, 1, f"empty: no header line naming the columns ({', '.join(map(repr, needed))})")
+    missing = [field for field in needed if field not in header]
     if missing:
         raise DataFormatError(path, 1, f"the header has no column {', '.join(map(repr, missing))} "
-                              f"(found: {', '.join(header or [])}); choose columns with --text-field/--label-field")
+                              f"(found: {', '.join(header)}); choose columns with --text-field/--label-field")
     repeated = [field for field in needed if header.count(field) > 1]
     if repeated:
         raise DataFormatError(path, 1, f"the header has column {', '.join(map(repr, repeated))} more than once")

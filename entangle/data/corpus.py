@@ -117,6 +117,8 @@ def read_examples(path: Path, task: str, *, token_column: int = 0, tag_column: i
     """One file's examples, read as ``task`` reads them."""
     if task == "classification":
         return read_texts(path, text_field, label_field)
+    if Path(path).suffix.lower() in (".jsonl", ".json"):  # read as columns, a JSON line was one word, its own tag
+        raise UsageError(f"{path}: JSON lines of texts (classification data), not {task} data of words and their labels")
     if task == "char-tagging":  # SAGT-style CoNLL-U, else the Spanish–Wixarika annotation format
         return (read_sagt if is_conllu(path) else read_spanish_wixarika)(path)[0]
     return read_tagged(path, token_column, tag_column, "iob2" if task == "ner" else None, conllu_tag, ragged)
