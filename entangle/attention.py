@@ -24,7 +24,7 @@ from .options import UsageError
 from .plots import pyplot
 
 #: matplotlib's warning of a character its font has no glyph for.
-_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from (?:current )?font")
 #: How the character positions that are not a word's character are shown.
 CHAR_NAMES = {CHAR_CLS: "<s>", CHAR_SEP: "</s>", SPACE: "␣"}
 
@@ -208,15 +208,18 @@ def draw(attention: CrossAttention, output: str | Path, head: int | None = None)
 def _missing_glyphs_warned_once() -> Iterator[None]:
     """matplotlib warns of each character its font lacks, a line a letter of an Amharic or Chinese
     text (and again for each panel): one warning naming them all instead."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
     missing = set()
-    for warning in caught:
-        if match := _MISSING_GLYPH.match(str(warning.message)):
+    show = warnings.showwarning
+
+    def kept(message, category, filename, lineno, file=None, line=None):  # after the filters, as shown
+        if match := _MISSING_GLYPH.match(str(message)):
             missing.add(chr(int(match.group(1))))
         else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            show(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # the filters as they are; what they let through comes to `kept`
+        warnings.showwarning = kept
+        yield
     if missing:
         shown = "".join(sorted(missing))
         warnings.warn(f"the font lacks {len(missing)} of the text's characters ({textwrap.shorten(shown, 40)}), drawn "

@@ -22,6 +22,8 @@ from .tasks import get_task
 
 #: Traced with two windows of different lengths, so every length axis is seen varying.
 EXAMPLE = [["Entangled", "representations", "tag", "noisy", "text", "@user", "!"], ["Short", "one"]]
+#: Where an export is written inside its directory until it has checked itself.
+STAGING = ".exporting"
 #: Largest difference from PyTorch's logits accepted when an export checks itself.
 TOLERANCE = 1e-4
 
@@ -82,20 +84,22 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     output_dir = Path(output_dir)
     if (output_dir / "config.json").exists():  # another model's files would be mixed with this one's
         raise ExportError(f"{output_dir}: already holds a model (config.json); export to a new directory")
-    if output_dir.is_dir() and any(output_dir.iterdir()):  # an older export's graphs would be taken for this one's
+    if output_dir.is_dir() and any(p.name != STAGING for p in output_dir.iterdir()):  # an older export's graphs
         raise ExportError(f"{output_dir}: not empty; export to a new or empty directory")
-    # Written beside it and moved into place once checked: a failed export leaves nothing that loads.
-    staging = output_dir.absolute().with_name(f".{output_dir.absolute().name}.exporting")
+    # Written into a folder of its own inside it and moved up once checked: a failed export leaves
+    # nothing that loads (and the directory as it was).
+    made = not output_dir.exists()
+    staging = output_dir / STAGING
     shutil.rmtree(staging, ignore_errors=True)  # what an export killed there left
     staging.mkdir(parents=True)
     try:
         _write(tagger, staging)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(output_dir if made else staging, ignore_errors=True)
         raise
-    if output_dir.is_dir():
-        output_dir.rmdir()  # empty, as checked above
-    staging.rename(output_dir)
+    for path in staging.iterdir():
+        path.rename(output_dir / path.name)
+    staging.rmdir()
     return output_dir
 
 

@@ -271,7 +271,7 @@ class Tagger:
         """
         path = model_dir(path)  # a training output directory: its model
         if device is not None:  # a bad name fails before the model loads (an export's too)
-            device = torch_device(device)
+            torch_device(device)  # the name itself goes to .to(): "auto" warns of no GPU for an export
         if not looks_local(path):
             def load(**options):
                 config = EntangleConfig.from_pretrained(path, **options)

@@ -110,3 +110,25 @@ def test_characters_the_font_lacks_are_one_warning(tmp_path):
     messages = [str(warning.message) for warning in caught]
     assert messages == ["the font lacks 3 of the text's characters (ላምሰ), drawn as boxes: name a font that has them in "
                         "matplotlib's rcParams['font.family']"]
+
+
+def test_other_warnings_while_drawing_keep_the_filters(tmp_path, monkeypatch):
+    """Recorded and warned again, they lost their module (a user's filter by module no longer
+    matched) and their once-per-place registry."""
+    import warnings
+
+    import matplotlib.figure
+
+    def tight_layout(self, *args, **kwargs):
+        warnings.warn("a layout warning", UserWarning)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "tight_layout", tight_layout)
+    model, tokenizer = tiny_model(m=1)
+    attention = cross_attention(Tagger(model, tokenizer), WORDS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="a layout warning", module=__name__)
+        draw(attention, tmp_path / "a.png")
+    assert [str(w.message) for w in caught] == []
+    with pytest.warns(UserWarning, match="a layout warning"):
+        draw(attention, tmp_path / "b.png")

@@ -1,6 +1,7 @@
 """ONNX export: the exported graphs give PyTorch's logits and labels (each side, windows, padding, CLI)."""
 
 import json
+import warnings
 
 import pytest
 import torch
@@ -178,7 +179,7 @@ def test_a_failed_export_leaves_nothing_that_loads(tmp_path, monkeypatch, capsys
                                          r"differs from PyTorch on a batch of shape"):
         main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "onnx")])
     assert "Traceback" not in capsys.readouterr().err
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]  # the directory it made is gone
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "old.onnx").write_text("")
     monkeypatch.setattr(onnx_export, "TOLERANCE", 1e-4)
@@ -186,8 +187,15 @@ def test_a_failed_export_leaves_nothing_that_loads(tmp_path, monkeypatch, capsys
                                          r"new or empty directory$"):
         main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "notes")])
     (tmp_path / "empty").mkdir()
-    main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "empty")])
+    monkeypatch.setattr(onnx_export, "TOLERANCE", -1.0)
+    with pytest.raises(SystemExit, match="differs from PyTorch"):
+        main(["export-onnx", str(tmp_path / "model"), str(tmp_path / "empty")])
+    assert (tmp_path / "empty").is_dir() and not any((tmp_path / "empty").iterdir())  # as it was
+    monkeypatch.setattr(onnx_export, "TOLERANCE", 1e-4)
+    monkeypatch.chdir(tmp_path / "empty")  # the working directory itself ("."): its contents are moved in
+    main(["export-onnx", str(tmp_path / "model"), "."])
     assert (tmp_path / "empty" / GRAPH).is_file() and Tagger.from_pretrained(tmp_path / "empty").tag(SENTENCES)
+    assert not (tmp_path / "empty" / ".exporting").exists()
     # The device is checked for an export too (it ran on the CPU whatever was asked).
     from entangle.options import UsageError
 
@@ -196,6 +204,9 @@ def test_a_failed_export_leaves_nothing_that_loads(tmp_path, monkeypatch, capsys
     if torch.cuda.is_available():
         with pytest.warns(UserWarning, match="an ONNX export runs on ONNX Runtime's CPU provider, not the GPU"):
             Tagger.from_pretrained(tmp_path / "empty", device="cuda")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "auto" (predict's default) chooses no GPU to warn of
+            Tagger.from_pretrained(tmp_path / "empty", device="auto")
     else:
         with pytest.raises(UsageError, match="this machine has no CUDA device"):
             Tagger.from_pretrained(tmp_path / "empty", device="cuda")
