@@ -20,7 +20,7 @@ import torch
 from tokenizers import decoders
 
 from .data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
-from .options import UsageError
+from .options import UsageError, file_in_the_way
 from .plots import pyplot
 
 #: matplotlib's warning of a character its font has no glyph for.
@@ -151,7 +151,7 @@ def check_picture_path(output: str | Path) -> Path:
     formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX installation
     if output.suffix.lstrip(".").lower() not in formats:
         raise UsageError(f"{output}: give the picture a suffix of a format matplotlib writes ({', '.join(sorted(formats))})")
-    if (file := next((p for p in output.parents if p.exists()), None)) and not file.is_dir():
+    if file := file_in_the_way(output.parent):
         raise UsageError(f"{output}: {file} is a file, not a directory")
     return output
 

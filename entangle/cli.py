@@ -19,7 +19,7 @@ from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
 from .data.labels import UnknownLabelError
 from .data.raw_text import NoTextError
 from .options import (CHECKPOINT_DIR, RUN_ARGS, ConfigError, DivergedError, ExportError, MissingExtraError, ModelLoadError,
-                      UsageError, char_encoder_kind, is_onnx_dir, read_record)
+                      UsageError, char_encoder_kind, file_in_the_way, is_onnx_dir, read_record)
 from .schema import ModelOptions, TrainingOptions, upgraded, values_of
 from .tasks import TASKS
 
@@ -56,7 +56,7 @@ def _resumable(args: argparse.Namespace) -> argparse.Namespace:
     if not args.output:
         raise UsageError("give --output (or --resume OUTPUT)")
     output = Path(args.output)
-    if (file := next((p for p in (output, *output.parents) if p.exists()), None)) and not file.is_dir():
+    if file := file_in_the_way(output):
         raise UsageError(f"--output {output}: {file} is a file; the output is a directory")
     if (output / RUN_ARGS).is_file() and (output / CHECKPOINT_DIR).is_dir():
         # Started again there, a run overwrote the model and the checkpoint of hours of training.
@@ -160,7 +160,7 @@ def _check_output_file(output: str, flag: str) -> None:
     path = Path(output)
     if path.is_dir():
         raise UsageError(f"{flag} {output} is a directory: give a file name")
-    if (above := next((p for p in path.parents if p.exists()), None)) and not above.is_dir():
+    if above := file_in_the_way(path.parent):
         raise UsageError(f"{flag} {output}: {above} is a file, not a directory")
     if not path.absolute().parent.is_dir():
         raise UsageError(f"{flag} {output}: no directory {path.parent}")
@@ -185,9 +185,9 @@ def run_predict(args: argparse.Namespace) -> None:
     if args.input != "-" and args.input_format == "text":
         # Read as raw text, a file's columns, comments or JSON became words to tag, without a word said.
         suffix = Path(args.input).suffix.lower()
-        if is_conllu(args.input) or suffix == ".conll":
-            raise UsageError(f"{args.input}: a {'CoNLL-U' if is_conllu(args.input) else 'CoNLL'} file by its suffix, "
-                             f"read as raw text: give --input-format {'conllu' if is_conllu(args.input) else 'conll'}")
+        if columns := "conllu" if is_conllu(args.input) else "conll" if suffix == ".conll" else None:
+            raise UsageError(f"{args.input}: a {'CoNLL-U' if columns == 'conllu' else 'CoNLL'} file by its suffix, "
+                             f"read as raw text: give --input-format {columns}")
         if suffix in (".jsonl", ".json", ".csv", ".tsv"):
             raise UsageError(f"{args.input}: a table by its suffix ({suffix}); predict reads raw text, one text a line "
                              "(or CoNLL, CoNLL-U): write the texts one a line (evaluate --predictions keeps a labelled "
@@ -265,7 +265,7 @@ def run_robustness(args: argparse.Namespace) -> None:
     if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise UsageError(f"two models are named {', '.join(map(repr, repeated))}: name each with NAME=DIR")
     # Found before every model is scored: a file, or a path under one.
-    if (file := next((p for p in (Path(args.output), *Path(args.output).parents) if p.exists()), None)) and not file.is_dir():
+    if file := file_in_the_way(args.output):
         raise UsageError(f"--output {args.output}: {file} is a file; the report is a directory")
     taggers = {name: Tagger.from_pretrained(path) for name, path in named}
     tasks = {tagger.model.config.task for tagger in taggers.values()}

@@ -122,6 +122,14 @@ def char_encoder_kind(char: str) -> tuple[bool, bool]:
     return model_type == BUILTIN_CHAR_MODEL_TYPE, path.is_dir() or not char.endswith(".json")
 
 
+def file_in_the_way(path: str | Path) -> Path | None:
+    """The file at ``path`` or above it, if there is one: no directory can be made there (found
+    before a command's work, not when its output is written)."""
+    path = Path(path)
+    nearest = next((p for p in (path, *path.parents) if p.exists()), None)
+    return nearest if nearest is not None and not nearest.is_dir() else None
+
+
 def read_record(path: Path, writer: str) -> dict:
     """A JSON object that ``writer`` wrote (a run's options, a result); a damaged one (a merge's
     conflict markers, a cut copy) is a :class:`UsageError` naming the file, not a traceback."""
