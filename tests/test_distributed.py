@@ -20,7 +20,9 @@ def launch(*args: str) -> None:
     # torchrun's two processes, which Accelerate runs as MULTI_CPU (gloo) when told to use the CPU:
     # `accelerate launch --cpu --num_processes 2` starts one process unless mpirun is set up.
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "entangle.cli", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true"}
+    # No GPU in sight either: on a machine with one, gloo's barrier (Accelerate passes each rank's
+    # index as device_ids) would look for a CUDA device per process.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true", "CUDA_VISIBLE_DEVICES": ""}
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
 

@@ -189,7 +189,7 @@ def test_each_step_calls_the_model_accelerate_prepared(tmp_path, monkeypatch, re
     AcceleratorState._reset_state()
     request.addfinalizer(AcceleratorState._reset_state)
     prepare = Accelerator.prepare
-    monkeypatch.setattr(Accelerator, "prepare", lambda self, model, *rest: (Prepared(model), *prepare(self, *rest)))
+    monkeypatch.setattr(Accelerator, "prepare", lambda self, model, *rest: (Prepared(model.to(self.device)), *prepare(self, *rest)))
     monkeypatch.setattr(Accelerator, "unwrap_model", lambda self, model, **kwargs: model.module)
     config = PretrainConfig(output_dir=str(tmp_path), objectives=("mlm",), max_steps=3, batch_size=4, save_steps=2,
                             mixed_precision="bf16")

@@ -235,11 +235,13 @@ def test_a_silent_hub_fails_after_the_short_timeout(tmp_path, monkeypatch, unrea
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
         monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{silent.getsockname()[1]}")
-        monkeypatch.setattr(loading, "HUB_CHECK_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(loading, "HUB_CHECK_TIMEOUT_S", 0.2)
         start = time.perf_counter()
-        with pytest.raises(ModelLoadError, match="^no-such-encoder: neither a local directory nor reachable"):
+        with pytest.raises(ModelLoadError, match="^no-such-encoder: neither a local directory nor reachable.*timed out"):
             load_subword_encoder("no-such-encoder")
-        assert time.perf_counter() - start < 3
+        # Not a speed target: the short timeout, not the default's 5 s, was applied (the whole call
+        # took 3.5 s with 0.5 beside 14 other test workers on a GPU machine).
+        assert time.perf_counter() - start < 5
 
 
 def test_offline_mode_looks_in_the_cache_only(monkeypatch):
