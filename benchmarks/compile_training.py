@@ -65,7 +65,10 @@ def main() -> None:
             torch.cuda.synchronize(device)
         return time.perf_counter() - start
 
-    first = {"eager": [step(model, b) for b in batches], "compiled": [step(compiled, b) for b in batches]}
+    first: dict[str, list[float]] = {"eager": [step(model, b) for b in batches], "compiled": []}
+    for i, batch in enumerate(batches):  # compiling: minutes, so say how far it got
+        first["compiled"].append(step(compiled, batch))
+        print(f"compiled, first pass: batch {i + 1}/{len(batches)}, {sum(first['compiled']):.1f} s", flush=True)
     times: dict[str, list[float]] = {"eager": [], "compiled": []}
     for _ in range(args.rounds):
         for batch in batches:
