@@ -6,8 +6,9 @@ target: end to end at least 2/3 of the model's throughput at batch 128; bf16 no 
 float32. Runs on whatever ``--device`` is (default: the GPU when there is one). End to end, the
 input is featurized in this process (``Tagger``'s default); a pass with it featurized by
 ``--workers`` worker processes is timed beside the others (session 39: 0.29 of the model's
-throughput with four, 0.31 without). Two passes without the model split the host's share of an
-end-to-end pass: featurizing alone, and featurizing, batching and copying each batch to the device.
+throughput with four, 0.31 without; session 51: 0.33 and 0.37). Passes without the model split
+the host's share of an end-to-end pass: featurizing alone; featurizing, batching and copying each
+batch to the device; and the workers' batches alone, made and received.
 
     python benchmarks/gpu_throughput.py MODEL_DIR --batch-size 128 --output throughput.json
 """
@@ -21,7 +22,7 @@ import time
 
 import torch
 
-from entangle.data.batching import inference_batches
+from entangle.data.batching import featurized_batches, inference_batches
 from entangle.data.corpus import load_corpus
 from entangle.modeling.kernels import attention_kernels
 from entangle.predict import AUTOCAST_DTYPES, Tagger, batch_to_device
@@ -50,6 +51,14 @@ def host_pass(tagger: Tagger, sentences: list[list[str]], to_device: bool) -> No
         for _, batch in inference_batches(windows, tagger.batch_size, tagger.collator):
             batch_to_device(batch, tagger.model.device)
         synchronize(tagger.model.device)
+
+
+def workers_pass(tagger: Tagger, sentences: list[list[str]]) -> None:
+    """The featurizing workers' part alone: their batches made and received, none run or copied
+    (session 51: end to end with four workers was slower than featurizing in the process)."""
+    for _ in featurized_batches(sentences, tagger.featurizer, tagger.collator, tagger.batch_size,
+                                tagger.featurize_workers):
+        pass
 
 
 def end_to_end_pass(tagger: Tagger, sentences: list[list[str]], side: str) -> None:
@@ -87,6 +96,7 @@ def main() -> None:
     passes[f"end to end float32, {args.workers} featurizing workers"] = lambda: end_to_end_pass(workers, sentences, side)
     passes["host: featurizing"] = lambda: host_pass(reference, sentences, to_device=False)
     passes["host: featurizing, batching, copying to the device"] = lambda: host_pass(reference, sentences, to_device=True)
+    passes[f"host: featurizing and batching in {args.workers} workers"] = lambda: workers_pass(workers, sentences)
     times: dict[str, list[float]] = {name: [] for name in passes}
     for run in passes.values():  # warm-up: kernels chosen, caches filled
         run()
