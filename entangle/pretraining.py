@@ -49,7 +49,7 @@ from .data.batching import pad_rows, subword_padding, train_loader
 from .data.features import CHAR_CLS, CHAR_MASK, CHAR_PAD, CHAR_SEP, Featurizer, char_window, code_points
 from .data.raw_text import RawCorpus
 from .modeling.char_encoder import hash_code_points
-from .modeling.encoders import char_window_limit, subword_window_limit
+from .modeling.encoders import char_window_limit, encode_chars, subword_window_limit
 from .modeling.kernels import attention_kernels
 from .noise import perturb_texts
 from .options import CHECKPOINT_DIR, DISTILL_LOSSES, MAX_SEED, MIXED_PRECISIONS, OBJECTIVES, ConfigError
@@ -268,7 +268,7 @@ class CharPretrainingModel(nn.Module):
         self.distill_loss = distill_loss
 
     def encode(self, char_ids: torch.Tensor) -> torch.Tensor:
-        return self.encoder(input_ids=char_ids, attention_mask=(char_ids != CHAR_PAD).long()).last_hidden_state
+        return encode_chars(self.encoder, char_ids, (char_ids != CHAR_PAD).long())
 
     def distill(self, char_ids: torch.Tensor, spans: torch.Tensor, word_mask: torch.Tensor,
                 teacher_words: torch.Tensor) -> torch.Tensor:

@@ -220,6 +220,16 @@ def test_save_and_load_give_identical_logits(tmp_path, char):
     assert loaded.model.config.char_config.model_type == ("canine" if char == "canine" else "entangle-char")
 
 
+@pytest.mark.parametrize("side", ["both", "char"])
+def test_canine_tags_a_one_character_sentence_alone(side):
+    """CANINE pools every 4 characters; "!" between its markers is 3, alone in its batch."""
+    tagger = Tagger(*tiny_model(m=1 if side == "both" else 0, side=side, char="canine"))
+    tagged = tagger.tag([["!"], ["a"]])
+    assert [len(t.labels) for t in tagged] == [1, 1]
+    # The padding that makes room for the pooling is cut from the states again.
+    assert tagger.probabilities([["!"]])["char"][0].shape == (1, len(LABELS))
+
+
 def test_builtin_char_encoder_round_trips_as_a_standalone_model(tmp_path):
     encoder = CharEncoderModel(CharEncoderConfig(hidden_size=16, embedding_size=8, num_hash_buckets=64)).eval()
     ids = torch.tensor([[0xE000, ord("é"), ord("😀"), 0xE001]])

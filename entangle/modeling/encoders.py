@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..options import BUILTIN_CHAR, SHIPPED_CHAR, MissingExtraError, ModelLoadError
@@ -137,6 +139,18 @@ def load_subword_encoder(name: str) -> tuple[PreTrainedModel, PreTrainedTokenize
 def _check_fast(name: str, tokenizer: PreTrainedTokenizerBase) -> None:
     if not tokenizer.is_fast:
         raise ModelLoadError(f"{name}: no fast tokenizer; entangle needs character offsets to align words")
+
+
+def encode_chars(encoder: PreTrainedModel, char_ids: torch.Tensor, char_mask: torch.Tensor) -> torch.Tensor:
+    """The character encoder's last states, (batch, n_chars, width). CANINE pools every
+    ``downsampling_rate`` characters, so a batch of shorter rows (one character between the
+    markers is three) is padded up to that, masked, and its states cut back: else its pooling
+    fails on an empty output."""
+    n_chars = char_ids.shape[1]
+    short = getattr(encoder.config, "downsampling_rate", 1) - n_chars
+    if short > 0:
+        char_ids, char_mask = F.pad(char_ids, (0, short)), F.pad(char_mask, (0, short))
+    return encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state[:, :n_chars]
 
 
 def char_window_limit(char_config) -> int:

@@ -24,6 +24,7 @@ from .coattention import CoAttentionStack
 from .downsampling import CharDownsampling
 from .encoders import (
     char_window_limit,
+    encode_chars,
     load_char_encoder,
     load_subword_encoder,
     subword_window_limit,
@@ -92,8 +93,7 @@ class EntangleModel(EntanglePreTrainedModel):
         alignment and alignment bias only): each subword's first and last character."""
         char_states = subword_states = None
         if self.char_encoder is not None:
-            encoded = self.char_encoder(input_ids=char_ids, attention_mask=char_mask).last_hidden_state
-            char_states = self.char_projection(encoded)  # (batch, n_chars, hidden)
+            char_states = self.char_projection(encode_chars(self.char_encoder, char_ids, char_mask))  # (batch, n_chars, hidden)
         if self.subword_encoder is not None:
             encoded = self.subword_encoder(input_ids=subword_ids, attention_mask=subword_mask).last_hidden_state
             subword_states = self.subword_projection(encoded)  # (batch, n_subwords, hidden)
