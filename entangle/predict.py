@@ -49,8 +49,10 @@ class TaggedSentence:
         return {"words": self.words, "labels": self.labels, "probabilities": [round(p, 6) for p in self.probabilities]}
 
     def to_conll(self) -> str:
-        """word<TAB>label<TAB>probability per line, a blank line after the sentence."""
-        return "".join(f"{w}\t{label}\t{p:.4f}\n" for w, label, p in zip(self.words, self.labels, self.probabilities)) + "\n"
+        """word<TAB>label<TAB>probability per line, a blank line after the sentence (a word's tabs and
+        line breaks, which pre-split words may hold, written as spaces)."""
+        return "".join(f"{w.translate(_ONE_LINE)}\t{label}\t{p:.4f}\n"
+                       for w, label, p in zip(self.words, self.labels, self.probabilities)) + "\n"
 
 
 @dataclass
@@ -64,8 +66,10 @@ class TaggedCharacters:
         return {"words": self.words, "labels": self.labels}
 
     def to_conll(self) -> str:
-        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:WIX|rie:ES``)."""
-        return "".join(f"{word}\t{_segments(word, labels)}\n" for word, labels in zip(self.words, self.labels)) + "\n"
+        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:WIX|rie:ES``); tabs
+        and line breaks in a word written as spaces, as in :meth:`TaggedSentence.to_conll`."""
+        return "".join(f"{word}\t{_segments(word, labels)}\n" for word, labels in
+                       zip((w.translate(_ONE_LINE) for w in self.words), self.labels)) + "\n"
 
 
 @dataclass
@@ -141,12 +145,15 @@ def model_dir(path: str | Path) -> str:
     return str(path)
 
 
-def _check_sentences(sentences, what: str = "sentences") -> None:
-    """Pre-split input: a list of sentences, each a list of words (strings). A string in their place
-    would be read letter by letter, silently; a word that is not text would fail deep in the tokenizer."""
-    if isinstance(sentences, str):
-        raise TypeError(f"{what}: expected a list of sentences, each a list of words, got a string "
+def _check_sentences(sentences, what: str = "sentences") -> list[list[str]]:
+    """Pre-split input: sentences, each a list of words (strings), returned as a list of lists (a
+    generator is read once, here). A string in their place would be read letter by letter, silently;
+    a word that is not text would fail deep in the tokenizer."""
+    if isinstance(sentences, str) or not isinstance(sentences, Iterable):
+        raise TypeError(f"{what}: expected a list of sentences, each a list of words, got "
+                        f"{'a string' if isinstance(sentences, str) else type(sentences).__name__} "
                         "(for raw text use tag_text or classify)")
+    checked = []
     for number, words in enumerate(sentences):
         if isinstance(words, str) or not isinstance(words, (list, tuple)):
             raise TypeError(f"{what}: sentence {number} must be a list of words, got {type(words).__name__} "
@@ -159,6 +166,8 @@ def _check_sentences(sentences, what: str = "sentences") -> None:
             except UnicodeEncodeError:
                 raise ValueError(f"{what}: sentence {number} has a word that is not valid Unicode text (a lone "
                                  f"surrogate): {word!r}") from None
+        checked.append(list(words))
+    return checked
 
 
 def _refuse_base_model(architectures: list[str] | None, config_file: str, source) -> None:
@@ -167,10 +176,20 @@ def _refuse_base_model(architectures: list[str] | None, config_file: str, source
                              f"pretrain-coattention): fine-tune it with entangle train --coattention-init {source} first")
 
 
-def _check_texts(texts) -> None:
-    """Raw input: a list of strings (a string in its place would be one text per letter)."""
-    if isinstance(texts, str) or not all(isinstance(text, str) for text in texts):
+def _check_texts(texts) -> list[str]:
+    """Raw input: strings, returned as a list (a generator is read once, here; a string in their
+    place would be one text per letter)."""
+    if isinstance(texts, str) or not isinstance(texts, Iterable):
         raise TypeError(f"texts: expected a list of strings, got {texts!r:.80}")
+    texts = list(texts)
+    for number, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts: text {number} is not a string: {text!r:.80}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"texts: text {number} is not valid Unicode text (a lone surrogate): {text!r:.80}") from None
+    return texts
 
 
 def torch_device(name: str | torch.device) -> torch.device:
@@ -220,6 +239,11 @@ class Tagger:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         if isinstance(featurize_workers, bool) or not isinstance(featurize_workers, int) or featurize_workers < 0:
             raise ValueError(f"featurize_workers must be a whole number of at least 0, got {featurize_workers!r}")
+        if tokenizer is None and model.config.uses_subword:
+            raise ValueError("this model reads subwords: give its tokenizer (Tagger.from_pretrained loads both)")
+        if tokenizer is not None and model.config.uses_subword and len(tokenizer) > model.config.subword_config.vocab_size:
+            raise ValueError(f"the tokenizer has {len(tokenizer)} tokens, more than the subword encoder's "
+                             f"{model.config.subword_config.vocab_size} embeddings: not this model's tokenizer")
         self.model = model
         self.decoding = decoding
         self.tokenizer = tokenizer
@@ -380,7 +404,7 @@ class Tagger:
         """
         if isinstance(sides, str):
             raise TypeError(f"sides is a tuple of side names, e.g. ({sides!r},), got the string {sides!r}")
-        _check_sentences(sentences)
+        sentences = _check_sentences(sentences)
         sides = tuple(dict.fromkeys(sides or self.model.config.trained_sides))  # a side named twice would count twice
         # A sentence without words has no units to label; only the others are featurized.
         nonempty = [i for i, words in enumerate(sentences) if words]
@@ -431,20 +455,22 @@ class Tagger:
                 rows.append((window.sentence, window.own_units, window.own_end - window.own_start,
                              {side: probs[side][row, first:last] for side in sides}))
 
-        for chunk, batch in batches:
-            inputs = batch_to_device(batch, device)
-            with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), attention_kernels(device):
-                result = forward(**inputs, sides=sides)
-            probs = {}
-            for side in sides:
-                logits = getattr(result, f"{side}_logits").float()
-                probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1)  # (batch, n_units, n_labels)
-            queued.append((chunk, probs))
-            if len(queued) > QUEUED_BATCHES:
+        try:
+            for chunk, batch in batches:
+                inputs = batch_to_device(batch, device)
+                with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None), attention_kernels(device):
+                    result = forward(**inputs, sides=sides)
+                probs = {}
+                for side in sides:
+                    logits = getattr(result, f"{side}_logits").float()
+                    probs[side] = (logits.unsqueeze(1) if logits.dim() == 2 else logits).softmax(-1)  # (batch, n_units, n_labels)
+                queued.append((chunk, probs))
+                if len(queued) > QUEUED_BATCHES:
+                    collect(*queued.popleft())
+            while queued:
                 collect(*queued.popleft())
-        while queued:
-            collect(*queued.popleft())
-        self.model.train(was_training)
+        finally:  # a model in training (Tagger.fit's dev evaluation) stays so when a batch fails
+            self.model.train(was_training)
         return rows
 
     def _inference_forward(self):
@@ -476,12 +502,13 @@ class Tagger:
         :class:`TaggedCharacters` or :class:`ClassifiedText`, each with ``to_json``/``to_conll``).
         A classifier is shown ``texts`` (default: the words joined by spaces); one without words
         gets an empty result."""
+        sentences = _check_sentences(sentences)
         unit = self.task.unit
         if unit == "word":
             return self.tag(sentences, side)
         if unit == "char":
             return self.tag_chars(sentences, side)
-        texts = [" ".join(words) for words in sentences] if texts is None else texts
+        texts = [" ".join(words) for words in sentences] if texts is None else _check_texts(texts)
         if len(texts) != len(sentences):
             raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
         nonempty = [i for i, words in enumerate(sentences) if words]
@@ -495,25 +522,35 @@ class Tagger:
         """``predict`` for an input of any length: the predictions come out in order as each chunk of
         ``STREAM_BATCHES`` batches' sentences is done, and memory holds one chunk's features and
         probabilities, not the whole input's. ``sentences`` (and ``texts``) are read lazily."""
+        if isinstance(texts, str):
+            raise TypeError(f"texts: expected a list of strings, got {texts!r:.80}")
         sentences = iter(sentences)
         texts = iter(texts) if texts is not None else None
+        done = 0  # sentences so far, to count the whole input in a mismatch
         while chunk := list(islice(sentences, STREAM_BATCHES * self.batch_size)):
-            yield from self.predict(chunk, side, list(islice(texts, len(chunk))) if texts is not None else None)
+            chunk_texts = list(islice(texts, len(chunk))) if texts is not None else None
+            if chunk_texts is not None and len(chunk_texts) < len(chunk):
+                raise ValueError(f"the texts ran out at sentence {done + len(chunk_texts)}: give one text per sentence")
+            yield from self.predict(chunk, side, chunk_texts)
+            done += len(chunk)
+        if texts is not None and next(texts, None) is not None:
+            raise ValueError(f"more texts than the {done} sentences: give one text per sentence")
 
     def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
         side = self._side(side, "word")
+        sentences = _check_sentences(sentences)
         probs = self.probabilities(sentences, (side,))[side]
         return [TaggedSentence(words, *self._decode(p)) for words, p in zip(sentences, probs)]
 
     def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
         """Label raw strings: each is split into words with :func:`split_words` first."""
-        _check_texts(texts)
-        return self.tag([split_words(text) for text in texts], side)
+        return self.tag([split_words(text) for text in _check_texts(texts)], side)
 
     def tag_chars(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedCharacters]:
         """A label for every character of every word (a character-level task's model)."""
         side = self._side(side or "char", "char")
+        sentences = _check_sentences(sentences)
         tagged = []
         for words, p in zip(sentences, self.probabilities(sentences, (side,))[side]):
             labels, best = self._decode(p)
@@ -523,7 +560,7 @@ class Tagger:
     def classify(self, texts: list[str], side: str | None = None) -> list[ClassifiedText]:
         """The class of each raw text (split into words with :func:`split_words`); a text longer
         than the encoders' windows is classified from all its windows (their mean probabilities)."""
-        _check_texts(texts)
+        texts = _check_texts(texts)
         words = [split_words(text) for text in texts]
         for number, (text, split) in enumerate(zip(texts, words)):
             if not split:

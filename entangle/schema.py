@@ -89,6 +89,15 @@ class ModelOptions:
     max_chars: int | None = option(None, "character window length (default: the encoder's limit)")
     max_subwords: int | None = option(None, "subword window length (default: the encoder's limit)")
 
+    def __post_init__(self):
+        # From the Python API or a grid (the command line converts): m=1.5 failed deep in torch, "2" in a comparison.
+        for item in fields(self):
+            value, kinds = getattr(self, item.name), _TYPES[item.type]
+            if value is not None and (isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds)):
+                raise UsageError(f"{item.name} must be {_TYPE_NAMES[kinds]}, got {value!r}")
+            if value is None and "None" not in item.type:
+                raise UsageError(f"{item.name} must be {_TYPE_NAMES[kinds]}, got None")
+
     def resolved(self) -> ModelOptions:
         """These options with the defaults that depend on the others filled in: m and the trained side
         (by the fusion), whether the sides are isolated (by both), the joint head and the head that
@@ -111,6 +120,11 @@ class ModelOptions:
                   if item.name not in ("char", "subword")}
         return {key: value for key, value in values.items() if value is not None}
 
+
+#: What each annotation of :class:`ModelOptions` accepts (annotations are strings here), and its name in errors.
+_TYPES = {"str": (str,), "str | None": (str,), "int": (int,), "int | None": (int,), "float": (int, float),
+          "bool": (bool,), "bool | None": (bool,)}
+_TYPE_NAMES = {(str,): "a string", (int,): "a whole number", (int, float): "a number", (bool,): "true or false"}
 
 #: The names of the model options.
 MODEL_FIELDS = frozenset(item.name for item in fields(ModelOptions))

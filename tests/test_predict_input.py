@@ -221,5 +221,5 @@ def test_a_side_named_twice_counts_once(model_dir):
 
 def test_a_classifier_is_given_one_text_per_sentence(tmp_path):
     tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
-    with pytest.raises(ValueError, match="1 texts for 2 sentences"):
+    with pytest.raises(ValueError, match="the texts ran out at sentence 1: give one text per sentence"):
         list(tagger.predict_stream([["good"], ["bad"]], texts=["good"]))

@@ -163,6 +163,22 @@ def test_training_options_of_the_wrong_type_from_the_api_are_refused(option, mes
         TrainingOptions(**option)
 
 
+@pytest.mark.parametrize(("option", "message"), [
+    ({"coattention_layers": 1.5}, "coattention_layers must be a whole number, got 1.5"),
+    ({"coattention_layers": "2"}, "coattention_layers must be a whole number, got '2'"),
+    ({"char_downsample": True}, "char_downsample must be a whole number, got True"),
+    ({"positional_alignment": 1}, "positional_alignment must be true or false, got 1"),
+    ({"char_distill": "0.5"}, "char_distill must be a number, got '0.5'"),
+    ({"side": 3}, "side must be a string, got 3"),
+    ({"char": None}, "char must be a string, got None"),
+])
+def test_model_options_of_the_wrong_type_from_the_api_are_refused(option, message):
+    """Tagger.create and a grid pass values as given (m=1.5 failed deep in torch, "2" in a comparison)."""
+    with pytest.raises(UsageError, match=message):
+        ModelOptions(**option)
+    assert ModelOptions(char_distill=1, coattention_layers=None).resolved().coattention_layers == DEFAULT_COATTENTION_LAYERS
+
+
 @pytest.mark.parametrize(("given", "layers", "side"), [
     ({}, DEFAULT_COATTENTION_LAYERS, "both"),
     ({"fusion": "charbert"}, 0, "subword"),

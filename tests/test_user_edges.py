@@ -598,7 +598,8 @@ def test_the_api_refuses_input_of_the_wrong_shape_instead_of_reading_it_letter_b
             (tagger.tag, ["Paris", "is"], "sentence 0 must be a list of words, got str"),
             (tagger.tag, [["Paris", None]], "sentence 0 has a word that is not a string: None"),
             (tagger.tag_text, "Paris is", "texts: expected a list of strings"),
-            (tagger.tag_text, [["Paris"]], "texts: expected a list of strings")):
+            (tagger.tag_text, [["Paris"]], r"texts: text 0 is not a string: \['Paris'\]"),
+            (tagger.tag, 3, "expected a list of sentences, each a list of words, got int")):
         with pytest.raises(TypeError, match=message):
             call(argument)
     with pytest.raises(ValueError, match="not valid Unicode text"):
@@ -608,6 +609,52 @@ def test_the_api_refuses_input_of_the_wrong_shape_instead_of_reading_it_letter_b
     classifier = Tagger(*tiny_model(m=1, task="classification", labels=["neg", "pos"]))
     with pytest.raises(TypeError, match="texts: expected a list of strings"):
         classifier.classify("good day")
+    with pytest.raises(TypeError, match="texts: expected a list of strings"):  # read letter by letter before
+        classifier.predict([["good"], ["bad"]], texts="xy")
+    with pytest.raises(TypeError, match="texts: text 0 is not a string: 1"):
+        classifier.predict([["good"], ["bad"]], texts=[1, 2])
+    with pytest.raises(TypeError, match="sentence 0 has a word that is not a string: 1"):  # not str.join's error
+        classifier.predict([["a", 1]])
+    with pytest.raises(ValueError, match="texts: text 0 is not valid Unicode text"):
+        classifier.classify(["\ud800"])
+
+
+def test_the_api_reads_a_generator_once_and_answers_as_for_a_list():
+    """The input was checked in one pass and read again in another: a generator came back empty."""
+    tagger = Tagger(*tiny_model())
+    sentences = [["New", "York"], ["hi"]]
+    expected = tagger.tag(sentences)
+    assert tagger.tag(iter(sentences)) == expected == tagger.predict(s for s in sentences)
+    assert tagger.tag_text(t for t in ["New York", "hi"]) == expected
+    assert [type(t.words) for t in tagger.tag([("New", "York")])] == [list]  # the documented list, not the caller's tuple
+    classifier = Tagger(*tiny_model(m=1, task="classification", labels=["neg", "pos"]))
+    assert classifier.classify(t for t in ["good day", "bad"]) == classifier.classify(["good day", "bad"])
+
+
+def test_streamed_texts_must_match_the_sentences_in_number():
+    classifier = Tagger(*tiny_model(m=1, task="classification", labels=["neg", "pos"]))
+    with pytest.raises(ValueError, match="more texts than the 2 sentences"):
+        list(classifier.predict_stream([["good"], ["bad"]], texts=["good", "bad", "extra"]))
+    with pytest.raises(TypeError, match="texts: expected a list of strings"):
+        list(classifier.predict_stream([["good"], ["bad"]], texts="xy"))
+
+
+def test_a_model_that_reads_subwords_needs_its_own_tokenizer():
+    model, tokenizer = tiny_model()
+    with pytest.raises(ValueError, match="this model reads subwords: give its tokenizer"):
+        Tagger(model, None)
+    tokenizer.add_tokens([f"extra{i}" for i in range(model.config.subword_config.vocab_size)])
+    with pytest.raises(ValueError, match="more than the subword encoder's .* embeddings: not this model's tokenizer"):
+        Tagger(model, tokenizer)
+
+
+def test_a_word_with_a_tab_or_line_break_stays_one_line_of_the_output():
+    """Pre-split words may hold them; a word's row split in two, or gained a column."""
+    tagged = Tagger(*tiny_model()).tag([["a\tb", "c\nd"]])[0]
+    assert [line.split("\t")[0] for line in tagged.to_conll().splitlines()] == ["a b", "c d", ""]
+    assert tagged.words == ["a\tb", "c\nd"]  # kept as given elsewhere
+    chars = Tagger(*tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging")).tag_chars([["a\tb"]])[0]
+    assert len(chars.to_conll().splitlines()[0].split("\t")) == 2
 
 
 @pytest.mark.parametrize("batch_size", [0, -2, 2.5, True])
