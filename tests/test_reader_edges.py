@@ -242,3 +242,93 @@ def test_perturb_without_data_says_so(tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         main(["perturb", "--output", str(tmp_path / "noisy.txt")])
     assert exit_info.value.code == "entangle perturb: error: give --data: the dataset (or file) to perturb"
+
+
+CONLLU_ROW = "{id}\t{form}\t_\t{upos}\t{xpos}\t_\t0\troot\t_\t_\n"
+
+
+def conllu(tmp_path, rows: list[tuple[str, str, str]], name="data.conllu"):
+    return write(tmp_path, "".join(CONLLU_ROW.format(id=i, form=f, upos=u, xpos=x)
+                                   for i, (f, u, x) in enumerate(rows, 1)) + "\n", name)
+
+
+def test_conllu_forms_and_tags_lose_their_surrounding_spaces(tmp_path):
+    """'NOUN ' beside 'NOUN' was a label of its own, as in a tab-separated CoNLL file before."""
+    path = conllu(tmp_path, [(" dog", "NOUN ", "NN"), ("runs", "VERB", "VBZ")])
+    assert [(s.words, s.tags) for s in load_corpus(str(path), splits=("train",)).train] == \
+        [(["dog", "runs"], ["NOUN", "VERB"])]
+
+
+def test_entity_tags_in_a_conllu_column_are_checked_and_repaired_as_iob2(tmp_path):
+    """Read for NER, a CoNLL-U file's tags skipped the IOB2 check: an entity starting with I- was
+    dropped by seqeval, and 'S-PER' passed for a label."""
+    path = conllu(tmp_path, [("Ann", "PROPN", "I-PER"), ("sings", "VERB", "O")])
+    with pytest.warns(UserWarning, match=r"repaired 1 I- tag\(s\) .* to B- \(lines 1\)"):
+        corpus = load_corpus(str(path), task="ner", conllu_tag="xpos", splits=("train",))
+    assert corpus.train[0].tags == ["B-PER", "O"]
+    path = conllu(tmp_path, [("Ann", "PROPN", "S-PER")])
+    with pytest.raises(DataFormatError, match=rf"^{path}:1: 'S-PER' is not a valid IOB2 tag"):
+        load_corpus(str(path), task="ner", conllu_tag="xpos", splits=("train",))
+
+
+def test_conllu_columns_are_not_chosen_by_the_column_options(tmp_path):
+    path = conllu(tmp_path, [("dog", "NOUN", "NN")])
+    with pytest.raises(UsageError, match="a CoNLL-U file's words are its FORM column .* not --token-column/--tag-column"):
+        load_corpus(str(path), task="tagging", tag_column=4, splits=("train",))
+
+
+def test_a_conllu_word_id_of_thousands_of_digits_is_named(tmp_path):
+    path = write(tmp_path, CONLLU_ROW.format(id="1" * 5000, form="dog", upos="NOUN", xpos="NN"), "data.conllu")
+    with pytest.raises(DataFormatError, match=rf"^{path}:1: word ID '1+' out of sequence \(expected 1\)"):
+        load_corpus(str(path), task="tagging", splits=("train",))
+
+
+@pytest.mark.parametrize("line, message", [
+    ("[" * 100_000, r"not valid JSON \(nested too deeply\)"),
+    ('{"text": "a", "label": ' + "1" * 5000 + "}", r"not valid JSON \(.*digits.*; one object per line\)"),
+    ('{"text": "a", "label": NaN}', r"not valid JSON \(NaN is not a label or a text; one object per line\)"),
+])
+def test_json_lines_python_cannot_hold_are_named_with_their_line(tmp_path, line, message):
+    path = write(tmp_path, '{"text": "good", "label": "pos"}\n' + line + "\n", "data.jsonl")
+    with pytest.raises(DataFormatError, match=rf"^{path}:2: {message}"):
+        read_table(path)
+
+
+def test_a_whole_number_label_is_one_class_however_written(tmp_path):
+    path = write(tmp_path, '{"text": "good", "label": 1}\n{"text": "bad", "label": 1.0}\n', "data.jsonl")
+    assert [t.label for t in read_table(path)] == ["1", "1"]
+
+
+def test_a_json_file_of_classification_data_is_read_as_json_lines(tmp_path):
+    """A .json file was taken for classification data, then parsed as CSV: "no column 'text'"."""
+    path = write(tmp_path, '{"text": "hello, world", "label": "pos"}\n{"text": "bye", "label": "neg"}\n', "train.json")
+    corpus = load_corpus(str(path), splits=("train",))
+    assert corpus.task == "classification" and [t.label for t in corpus.train] == ["pos", "neg"]
+    write(tmp_path, '[{"text": "hello", "label": "pos"}]\n', "list.json")
+    with pytest.raises(DataFormatError, match=r"list.json:1: expected an object with 'text' and 'label'"):
+        read_table(tmp_path / "list.json")
+
+
+def test_conll03s_own_file_names_are_its_splits(tmp_path):
+    for name in ("eng.train", "eng.testa", "eng.testb"):
+        write(tmp_path, "EU\tB-ORG\n", name)
+    corpus = load_corpus(str(tmp_path))
+    assert {split: path.name for split, path in corpus.files.items()} == \
+        {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"}
+
+
+def test_a_test_file_of_another_kind_warns_instead_of_stopping_training(tmp_path):
+    write(tmp_path, "EU\tB-ORG\n", "train.txt")
+    write(tmp_path, '{"text": "so good", "label": "pos"}\n', "test.jsonl")
+    corpus = load_corpus(str(tmp_path), splits=("train",))
+    with pytest.warns(UserWarning, match="the test set's labels were not checked: .*test.jsonl: JSON lines of texts"):
+        assert corpus.labels == ["O", "B-ORG", "I-ORG"]
+
+
+def test_a_dataset_split_by_post_id_is_not_mixed_with_split_files(tmp_path):
+    """Its one file's split was lost: train was None and train said "no training data"."""
+    data = tmp_path / "intraword_cs" / "spanish_wixarika"
+    data.mkdir(parents=True)
+    (data / "mixed_annotated.txt").write_text("")
+    with pytest.raises(UsageError, match="spanish-wixarika has no published split .* give it alone"):
+        load_corpus("spanish-wixarika", data_dir=tmp_path, dev=write(tmp_path, "x\tES\n"))

@@ -19,7 +19,7 @@ from .conll import DataFormatError, decoded_lines
 from .words import split_words
 
 #: File suffixes read as tables with a text and a label column.
-TABLE_SUFFIXES = (".tsv", ".csv", ".jsonl")
+TABLE_SUFFIXES = (".tsv", ".csv", ".jsonl", ".json")
 #: TweetEval's text files: ``{train,val,test}_text.txt`` beside ``*_labels.txt`` and ``mapping.txt``.
 TWEETEVAL_SUFFIX = "_text.txt"
 
@@ -95,15 +95,15 @@ def read_tweeteval(path: str | Path, with_labels: bool = True, skip_empty: bool 
 
 def read_table(path: str | Path, text_field: str = "text", label_field: str = "label",
                with_labels: bool = True) -> list[LabelledText]:
-    """A TSV or CSV file with a header row, or JSON lines (one object per line), holding a text
-    column and a label column (named ``text_field`` / ``label_field``)."""
+    """A TSV or CSV file with a header row, or JSON lines (one object per line, ``.jsonl`` or
+    ``.json``), holding a text column and a label column (named ``text_field`` / ``label_field``)."""
     path = Path(path)
     if with_labels and text_field == label_field:
         raise UsageError(f"{path}: the text and the label are both the column {text_field!r}: the texts would be "
                          "their own labels (--text-field, --label-field)")
     needed = (text_field, label_field) if with_labels else (text_field,)
     lines = list(decoded_lines(path))
-    read = _json_rows if path.suffix.lower() == ".jsonl" else _delimited_rows
+    read = _json_rows if path.suffix.lower() in (".jsonl", ".json") else _delimited_rows
     return [_text(path, number, row[text_field], row.get(label_field), with_labels)
             for number, row in read(path, lines, needed)]
 
@@ -120,15 +120,25 @@ def _json_rows(path: Path, lines: list[tuple[int, str]], needed: tuple[str, ...]
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(path, number, f"not valid JSON ({err.msg})") from None
+            row = json.loads(line, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise DataFormatError(path, number, "not valid JSON (nested too deeply)") from None
+        except ValueError as err:  # JSONDecodeError, NaN, or a number of more digits than int() takes
+            why = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
+            raise DataFormatError(path, number, f"not valid JSON ({why}; one object per line)") from None
         if not isinstance(row, dict) or any(field not in row for field in needed):
             raise DataFormatError(path, number, f"expected an object with {' and '.join(map(repr, needed))}")
         for field, (kinds, kind_name) in zip(needed, _JSON_KINDS):
             _check_json_value(path, number, field, row[field], kinds, kind_name)
+        label = row.get(needed[-1]) if len(needed) > 1 else None
+        if isinstance(label, float) and label.is_integer():
+            row[needed[-1]] = int(label)  # 1.0 is the class 1, not a class of its own
         rows.append((number, row))
     return rows
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a label or a text")
 
 
 def _check_json_value(path: Path, number: int, field: str, value, kinds: tuple[type, ...], kind_name: str) -> None:

@@ -176,14 +176,27 @@ def read_conll(
                 tag = _check_iob2(tag, tags[-1] if tags else "O", path, number, repaired)
             tags.append(tag)
     close_sentence()
+    warn_repaired(path, repaired)
+    return sentences
+
+
+def check_iob2_tags(tags: list[str], lines: list[int], path: Path, repaired: list[int]) -> list[str]:
+    """A sentence's tags checked as IOB2, an I- that starts an entity repaired to B- (its line kept in ``repaired``)."""
+    checked: list[str] = []
+    for tag, line in zip(tags, lines):
+        checked.append(_check_iob2(tag, checked[-1] if checked else "O", path, line, repaired))
+    return checked
+
+
+def warn_repaired(path: Path, repaired: list[int]) -> None:
+    """One warning for a file's repaired I- tags, naming their lines."""
     if repaired:
         shown = ", ".join(map(str, repaired[:10])) + (" ..." if len(repaired) > 10 else "")
         warnings.warn(
             f"{path}: repaired {len(repaired)} I- tag(s) without a preceding B- or I- of the same type "
             f"to B- (lines {shown})",
-            stacklevel=2,
+            stacklevel=3,
         )
-    return sentences
 
 
 def _is_docstart(line: str) -> bool:

@@ -14,14 +14,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .conll import DataFormatError, Sentence, decoded_lines, replacing
+from .conll import DataFormatError, Sentence, check_iob2_tags, decoded_lines, replacing, warn_repaired
 
 #: Tag columns a CoNLL-U file offers (0-based column index).
 TAG_FIELDS = {"upos": 3, "xpos": 4}
 N_COLUMNS = 10
 # IDs are ASCII digits (``\d`` would also take other scripts' digits, which ``int`` reads).
-_WORD_ID = re.compile(r"[0-9]+")
-_RANGE = re.compile(r"^([0-9]+)-([0-9]+)$")
+# At most 9 digits: a longer ID is out of sequence in any real sentence, and int() refuses over 4300.
+_WORD_ID = re.compile(r"[0-9]{1,9}")
+_RANGE = re.compile(r"^([0-9]{1,9})-([0-9]{1,9})$")
 _EMPTY_NODE = re.compile(r"^[0-9]+\.[0-9]+$")
 
 
@@ -102,23 +103,29 @@ def sentence_rows(path: str | Path) -> Iterator[SentenceRows]:
         yield rows
 
 
-def read_conllu(path: str | Path, tag: str | None = "upos") -> list[Sentence]:
-    """Sentences of syntactic words with their ``tag`` (``upos``/``xpos``; ``None``: words only)."""
+def read_conllu(path: str | Path, tag: str | None = "upos", scheme: str | None = None) -> list[Sentence]:
+    """Sentences of syntactic words with their ``tag`` (``upos``/``xpos``; ``None``: words only);
+    ``scheme="iob2"`` checks and repairs the tags as :func:`~entangle.data.conll.read_conll` does
+    (entity tags kept in a CoNLL-U column). Spaces around a form or tag are dropped ("NOUN " is "NOUN")."""
     path = Path(path)
     if tag is not None and tag not in TAG_FIELDS:
         raise ValueError(f"tag must be one of {', '.join(TAG_FIELDS)}, got {tag!r}")
-    sentences = []
+    sentences, repaired = [], []
     for rows in sentence_rows(path):
         if not rows.words:
             continue
         tags = None
+        lines = [row.line for row in rows.words]
         if tag is not None:
-            tags = [row.fields[TAG_FIELDS[tag]] for row in rows.words]
+            tags = [row.fields[TAG_FIELDS[tag]].strip() for row in rows.words]
             for row, value in zip(rows.words, tags):
                 if value in ("", "_"):
                     raise DataFormatError(path, row.line, f"word {row.fields[0]} has no {tag.upper()} ('{value}')")
-        sentences.append(Sentence([row.fields[1] for row in rows.words], tags, f"{path}:{rows.first_line}",
-                                  rows.comments, lines=[row.line for row in rows.words]))
+            if scheme == "iob2":
+                tags = check_iob2_tags(tags, lines, path, repaired)
+        sentences.append(Sentence([row.fields[1].strip() for row in rows.words], tags, f"{path}:{rows.first_line}",
+                                  rows.comments, lines=lines))
+    warn_repaired(path, repaired)
     return sentences
 
 

@@ -65,7 +65,7 @@ class Corpus:
         if test is None and self.reader is not None and self.files.get("test") not in (None, self.files.get("train")):
             try:
                 test = self.reader(self.files["test"])
-            except (DataFormatError, OSError) as err:
+            except (DataFormatError, OSError, UsageError) as err:  # training goes on without the test file
                 warnings.warn(f"the test set's labels were not checked: {err}", stacklevel=2)
         if test:
             unknown = task.unseen_labels(test, labels)
@@ -92,10 +92,11 @@ def split_files(data: str | Path, data_dir: str | Path | None = None) -> tuple[d
                                 "a directory nor a file")
     files = {}
     for split, stems in SPLIT_STEMS.items():
-        # train.txt, UD-style names such as en_ewt-ud-train.conllu, TweetEval's train_text.txt
+        # train.txt, UD-style names such as en_ewt-ud-train.conllu, TweetEval's train_text.txt, eng.train
         matches = [p for p in sorted(path.iterdir())
                    if p.is_file() and any(p.stem.lower().removesuffix("_text") == s
-                                          or p.stem.lower().endswith(("-" + s, "_" + s)) for s in stems)]
+                                          or p.stem.lower().endswith(("-" + s, "_" + s))
+                                          or p.suffix.lower() == "." + s for s in stems)]  # CoNLL-03's eng.testa
         if matches:
             files[split] = matches[0]
     if not files:
@@ -107,7 +108,10 @@ def read_tagged(path: Path, token_column: int = 0, tag_column: int | None = -1, 
                 conllu_tag: str = "upos", ragged: bool = False) -> list:
     """A ``.conllu`` file as CoNLL-U (its ``conllu_tag`` column), any other as CoNLL columns."""
     if is_conllu(path):
-        return read_conllu(path, conllu_tag if tag_column is not None else None)
+        if token_column != 0 or tag_column not in (-1, None):  # CoNLL-U's columns are fixed: say so, not ignore them
+            raise UsageError(f"{path}: a CoNLL-U file's words are its FORM column and its tags UPOS or XPOS "
+                             "(--conllu-tag), not --token-column/--tag-column")
+        return read_conllu(path, conllu_tag if tag_column is not None else None, scheme)
     return read_conll(path, token_column, tag_column, scheme, ragged)
 
 
@@ -169,7 +173,10 @@ def load_corpus(data: str | Path | None = None, *, data_dir: str | Path | None =
     different numbers of columns (:func:`~entangle.data.conll.read_conll`).
     """
     files, dataset_task = split_files(data, data_dir) if data is not None else ({}, None)
-    if "all" in files and not (train or dev or test):
+    if "all" in files and (train or dev or test):
+        raise UsageError(f"{data} has no published split (its one file is split by post id): give it alone, "
+                         "or --train/--dev/--test files without it")
+    if "all" in files:
         # No published split (one file): read it and split it by post id, the same for every user.
         if task not in (None, dataset_task):
             raise UsageError(f"{data} is a {dataset_task} dataset; it cannot be read for {task}")
