@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 from transformers.trainer_pt_utils import LengthGroupedSampler
@@ -17,9 +18,13 @@ CHUNK_BATCHES = 2
 
 
 def pad_rows(rows: list[list[int]], value: int) -> torch.Tensor:
-    """(rows, longest row) ids, each row padded with ``value`` (for fine-tuning and pretraining batches)."""
-    width = max((len(row) for row in rows), default=0)
-    return torch.tensor([row + [value] * (width - len(row)) for row in rows], dtype=torch.long)
+    """(rows, longest row) ids, each row padded with ``value`` (for fine-tuning and pretraining batches).
+    Filled in a NumPy array: a nested list through ``torch.tensor`` took 5x as long, most of
+    collating, which a GPU waits on (benchmarks/RESULTS.md, "On a GPU")."""
+    out = np.full((len(rows), max(map(len, rows), default=0)), value, dtype=np.int64)
+    for row, ids in zip(out, rows):
+        row[: len(ids)] = ids
+    return torch.from_numpy(out)
 
 
 def subword_padding(pad_id: int | None) -> int:
@@ -29,7 +34,8 @@ def subword_padding(pad_id: int | None) -> int:
 
 
 def _mask(rows: list[list[int]]) -> torch.Tensor:
-    return pad_rows([[1] * len(row) for row in rows], 0)
+    lengths = torch.tensor([len(row) for row in rows])
+    return (torch.arange(int(lengths.max())) < lengths[:, None]).long()
 
 
 class Collator:
