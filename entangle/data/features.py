@@ -287,8 +287,13 @@ class Featurizer:
     def _fill_char_spans(self, window: Window, aligned: AlignedSentence, word_starts: list[int]) -> None:
         starts, ends = [0] * len(self.prefix), [0] * len(self.prefix)  # the start marker
         for i, word_start in zip(range(window.start, window.end), word_starts):
-            last_char = len(aligned.chars[i]) - 1  # the word may have been clipped to the character budget
-            for first, last in aligned.subword_spans[i]:
+            spans = aligned.subword_spans[i]
+            if len(aligned.chars[i]) == aligned.lengths[i]:  # most words: whole, their spans inside them already
+                starts.extend([word_start + first for first, _ in spans])
+                ends.extend([word_start + last for _, last in spans])
+                continue
+            last_char = len(aligned.chars[i]) - 1  # the word was clipped to the character budget
+            for first, last in spans:
                 starts.append(word_start + min(first, last_char))
                 ends.append(word_start + min(last, last_char))
         end_marker = len(window.char_ids) - 1
@@ -386,7 +391,9 @@ def _char_spans(start: int, length: int, offsets: list[tuple[int, int]]) -> list
     before it, like SentencePiece's lone ``▁``, gets the word's first character."""
     last_char = length - 1
     spans = []
-    for begin, finish in offsets:
-        first = min(max(begin - start, 0), last_char)
-        spans.append((first, min(max(finish - 1 - start, first), last_char)))
+    for begin, finish in offsets:  # clamped with comparisons: min() and max() calls were most of featurizing's time here
+        first = begin - start
+        first = 0 if first < 0 else last_char if first > last_char else first
+        last = finish - 1 - start
+        spans.append((first, first if last < first else last_char if last > last_char else last))
     return spans
