@@ -1,7 +1,7 @@
 """TweetEval's own score of each committed TweetEval run, beside the macro-F1 the grid reports.
 
-TweetEval (Barbieri et al., 2020) scores emoji, emotion, hate and offensive by macro-F1 over all
-classes, as the grid does, but irony by the F1 of the ironic class alone and stance by the mean
+TweetEval (Barbieri et al., 2020) scores emoji, emotion, hate and offensive by macro-F1 over the
+classes in the gold labels or the predictions (scikit-learn's), as the grid does, but irony by the F1 of the ironic class alone and stance by the mean
 F1 of "against" and "favor" (tweets with neither stance count only through those two). Its one
 Stance number pools the five topics' test tweets and scores the pool (cardiffnlp/tweeteval,
 ``evaluaton_script.py``), not the mean of the topics' scores, which is about 11 points lower here.

@@ -226,8 +226,9 @@ _FIELD_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
         "a mapping of system names to their train options"),
     "train": (lambda value: isinstance(value, dict), "a mapping of train options"),
     "compare": (lambda value: isinstance(value, list), "a list of 'system:side' pairs"),
-    "bootstrap": (lambda value: isinstance(value, int) and not isinstance(value, bool) and value > 0,
-                  "a positive number of resamples"),
+    # 40 or more: 2.5% of them left out on each side is then at least one, and the interval a 95% one.
+    "bootstrap": (lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= 40,
+                  "a number of resamples, at least 40"),
     "macro_average": (lambda value: isinstance(value, bool), "true or false"),
     "noisy_tests": (lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
                     "a list of ATTACK@RATE"),
@@ -477,16 +478,20 @@ def _mean_std(stats: dict) -> str:
 def markdown_table(dataset: str, systems: dict) -> str:
     rows = [(system, side, entry) for system, sides in systems.items() for side, entry in sides.items()]
     score = rows[0][2]["score"]
-    best = {key: max(entry[key]["mean"] for _, _, entry in rows) for key in ("dev", "test")}
+    # Bold: the best of the rows with the most runs (one lucky seed is not the best system).
+    most = max(entry["test"]["n"] for _, _, entry in rows)
+    best = {key: max(entry[key]["mean"] for _, _, entry in rows if entry["test"]["n"] == most) for key in ("dev", "test")}
     lines = [f"| system | side | runs | dev {score} | test {score} | test per seed | training time | peak memory |",
              "|---|---|---|---|---|---|---|---|"]
     for system, side, entry in rows:
         cells = {key: _mean_std(entry[key]) for key in ("dev", "test")}
-        cells = {key: f"**{text}**" if entry[key]["mean"] == best[key] else text for key, text in cells.items()}
+        cells = {key: f"**{text}**" if entry[key]["mean"] == best[key] and entry["test"]["n"] == most else text
+                 for key, text in cells.items()}
         per_seed = ", ".join(f"{v:.2f} ({s})" for v, s in zip(entry["test"]["values"], entry["seeds"]))
         lines.append(f"| {system} | {side} | {entry['test']['n']} | {cells['dev']} | {cells['test']} | {per_seed} | "
                      f"{entry['train_time_s']['mean'] / 60:.1f} min | {entry['peak_memory_mb']['mean']:.0f} MB |")
-    return f"### {dataset}\n\n" + "\n".join(lines)
+    return (f"### {dataset}\n\n" + "\n".join(lines) + "\n\nMean ± sample standard deviation (n − 1) over the runs' "
+            f"seeds; in bold the best of the rows with the most runs ({most}).")
 
 
 def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
@@ -653,7 +658,7 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
         # word-by-word tags, which every constrained run keeps beside its own.
         argmax = task.has_label_grammar and any(not by_seed[seed][system].get("test_argmax")
                                                 for seed in seeds for system in (a_system, b_system))
-        per_seed, pairs = {}, []
+        per_seed, pairs, test_gold = {}, [], None
         for seed in seeds:
             a, b = by_seed[seed][a_system], by_seed[seed][b_system]
             for run, side in ((a, a_side), (b, b_side)):
@@ -667,6 +672,11 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
                 raise BenchRunError(f"{dataset}, seed {seed}: {a_system!r} and {b_system!r} were scored on different "
                                     f"test sets ({len(a_gold)} and {len(b_gold)} examples, or other labels); "
                                     "delete the older run's result to score it again")
+            if test_gold is not None and a_gold != test_gold:  # every seed's resample draws the same sentences
+                raise BenchRunError(f"{dataset}: seeds {seeds[0]} and {seed} of {a_system!r} were scored on different "
+                                    f"test sets ({len(test_gold)} and {len(a_gold)} examples, or other labels); "
+                                    "delete the older run's result to score it again")
+            test_gold = a_gold
             pair = (a_counts, b_counts)
             per_seed[seed] = (100 * (task.score_of_counts(pair[0]) - task.score_of_counts(pair[1])) if argmax
                               else 100 * (scored(a)[a_side][score] - scored(b)[b_side][score]))

@@ -20,6 +20,7 @@ from entangle.bench import (
     comparison_line,
     decoding_table,
     finished_result,
+    markdown_table,
     noisy_table,
     paired_bootstrap,
     predictions_file,
@@ -28,6 +29,7 @@ from entangle.bench import (
     resolved_options,
     run_bench,
     run_dir,
+    summarize,
     task_of,
     train_arguments,
     train_command,
@@ -164,6 +166,35 @@ def test_noisy_copies_are_compared_on_the_seeds_that_kept_their_predictions(tmp_
     assert noisy["per_seed"] == {} and noisy["left_out"] == [1, 2] and "bootstrap" not in noisy
     markdown = report(config, results)
     assert "copy of test" not in markdown and "No interval for 1 comparison on noisy copies" in markdown
+
+
+def test_the_seeds_of_a_comparison_share_one_test_set(tmp_path):
+    """Each resample draws the same sentences for every seed: a seed scored on a shorter test set
+    failed with an IndexError, a longer one had its extra sentences ignored."""
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1, 2], systems={"a": {"m": 0}, "b": {"m": 0}},
+                         compare=["a:subword", "b:subword"], bootstrap=40)
+    gold = [["B-person", "O"], ["O", "B-location"]]
+    results = []
+    for system in ("a", "b"):
+        for seed, seen in ((1, gold), (2, gold[:1])):
+            results.append(fake_result(config, "wnut17", system, seed, {"subword": 1.0}))
+            path = result_dir(config, "wnut17", system, seed) / predictions_file()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with gzip.open(path, "wt", encoding="utf-8") as file:
+                json.dump({"gold": seen, "predicted": {"subword": seen}}, file)
+    with pytest.raises(BenchRunError, match=r"wnut17: seeds 1 and 2 of 'a' were scored on different test sets "
+                                            r"\(2 and 1 examples, or other labels\)"):
+        compare(config, results)
+
+
+def test_one_lucky_seed_is_not_the_best_in_bold(tmp_path):
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1, 2], systems={"a": {"m": 0}, "b": {"m": 0}})
+    results = [fake_result(config, "wnut17", "a", seed, {"subword": f}) for seed, f in ((1, 0.5), (2, 0.6))]
+    results.append(fake_result(config, "wnut17", "b", 1, {"subword": 0.9}))
+    table = markdown_table("wnut17", summarize(results)["wnut17"])
+    assert "| a | subword | 2 | **27.50 ± 3.54** | **55.00 ± 7.07** |" in table and "| b | subword | 1 | 45.00 | 90.00 |" in table
+    assert table.endswith("Mean ± sample standard deviation (n − 1) over the runs' seeds; in bold the best of the rows "
+                          "with the most runs (2).")
 
 
 def test_a_run_tagged_word_by_word_is_compared_with_the_others_word_by_word_tags(tmp_path):
@@ -349,7 +380,8 @@ def test_bad_configs_are_named(tmp_path):
     ("seeds: a", "seeds: expected a list of integer seeds, got 'a'"),
     ("datasets: wnut17", "datasets: expected a list of dataset names, got 'wnut17'"),
     ("output: [1]", "output: expected a path, got [1]"),
-    ("bootstrap: 0", "bootstrap: expected a positive number of resamples, got 0"),
+    ("bootstrap: 0", "bootstrap: expected a number of resamples, at least 40, got 0"),
+    ("bootstrap: 39", "bootstrap: expected a number of resamples, at least 40, got 39"),
     # Counted twice (a spread of 0), or two names for one run directory: refused before anything trains.
     ("seeds: [42, 42]", "seeds: 42 listed more than once"),
     ("datasets: [wnut17, wnut17]", "datasets: wnut17 listed more than once"),
