@@ -665,17 +665,19 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
                 if (key := (dataset, run["system"], seed, side, variant, argmax)) not in counts:
                     predictions = read_predictions(config, dataset, run["system"], seed, variant)
                     tags = predictions["predicted_argmax" if argmax and run.get("test_argmax") else "predicted"]
-                    counts[key] = predictions["gold"], task.example_counts(predictions["gold"], tags[side])
+                    # With the words' hash (runs since session 51): the same labels on other words (another noisy copy) differ too.
+                    counts[key] = ((predictions["gold"], predictions.get("words_sha256")),
+                                   task.example_counts(predictions["gold"], tags[side]))
             (a_gold, a_counts), (b_gold, b_counts) = (counts[dataset, a_system, seed, a_side, variant, argmax],
                                                       counts[dataset, b_system, seed, b_side, variant, argmax])
-            if a_gold != b_gold:  # paired by position, other test sets would be compared silently
+            if not _same_test(a_gold, b_gold):  # paired by position, other test sets would be compared silently
                 raise BenchRunError(f"{dataset}, seed {seed}: {a_system!r} and {b_system!r} were scored on different "
-                                    f"test sets ({len(a_gold)} and {len(b_gold)} examples, or other labels); "
-                                    "delete the older run's result to score it again")
-            if test_gold is not None and a_gold != test_gold:  # every seed's resample draws the same sentences
+                                    f"test sets ({len(a_gold[0])} and {len(b_gold[0])} examples, or other labels or "
+                                    "words); delete the older run's result to score it again")
+            if test_gold is not None and not _same_test(a_gold, test_gold):  # every seed's resample draws the same sentences
                 raise BenchRunError(f"{dataset}: seeds {seeds[0]} and {seed} of {a_system!r} were scored on different "
-                                    f"test sets ({len(test_gold)} and {len(a_gold)} examples, or other labels); "
-                                    "delete the older run's result to score it again")
+                                    f"test sets ({len(test_gold[0])} and {len(a_gold[0])} examples, or other labels or "
+                                    "words); delete the older run's result to score it again")
             test_gold = a_gold
             pair = (a_counts, b_counts)
             per_seed[seed] = (100 * (task.score_of_counts(pair[0]) - task.score_of_counts(pair[1])) if argmax
@@ -685,6 +687,12 @@ def _compare_pair(config: BenchConfig, results: list[dict], first: str, second: 
                         "bootstrap": paired_bootstrap(task, pairs, config.bootstrap), "left_out": left_out,
                         **({"decoding": "argmax"} if argmax else {})}
     return out
+
+
+def _same_test(a: tuple[list, str | None], b: tuple[list, str | None]) -> bool:
+    """Two runs' test sets, ``(gold labels, words' hash)``, are one: the same labels, and the same
+    words where both runs recorded their hash."""
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
 
 
 def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:

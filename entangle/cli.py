@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import hashlib
 import json
 import shlex
 import sys
@@ -141,7 +142,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
                                        str(where), accelerator)
     results, predicted = scored[tagger.decoding]
     record = {"data": str(where), "task": tagger.task.name, "results": results}
-    saved = {"data": str(where), "gold": [tagger.task.gold(example) for example in sentences], "predicted": predicted}
+    saved = {"data": str(where), "gold": [tagger.task.gold(example) for example in sentences], "predicted": predicted,
+             # What was read, so that a comparison pairs predictions of the same words (a noisy copy keeps the labels).
+             "words_sha256": hashlib.sha256(json.dumps([e.words for e in sentences]).encode()).hexdigest()}
     if also_argmax:
         record["argmax_results"], saved["predicted_argmax"] = scored["argmax"]
     if not accelerator.is_main_process:

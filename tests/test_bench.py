@@ -183,8 +183,27 @@ def test_the_seeds_of_a_comparison_share_one_test_set(tmp_path):
             with gzip.open(path, "wt", encoding="utf-8") as file:
                 json.dump({"gold": seen, "predicted": {"subword": seen}}, file)
     with pytest.raises(BenchRunError, match=r"wnut17: seeds 1 and 2 of 'a' were scored on different test sets "
-                                            r"\(2 and 1 examples, or other labels\)"):
+                                            r"\(2 and 1 examples, or other labels or words\)"):
         compare(config, results)
+
+
+def test_runs_scored_on_other_words_with_the_same_labels_are_not_paired(tmp_path):
+    """Two noisy copies of one test set keep its labels: the words' hash tells them apart (a run
+    kept without it is paired by its labels alone, as before)."""
+    config = BenchConfig(output=str(tmp_path), datasets=["wnut17"], seeds=[1], systems={"a": {"m": 0}, "b": {"m": 0}},
+                         compare=["a:subword", "b:subword"], bootstrap=40)
+    gold = [["B-person", "O"]]
+    results = [fake_result(config, "wnut17", system, 1, {"subword": 1.0}) for system in ("a", "b")]
+    for system, words in (("a", "1" * 64), ("b", "2" * 64)):
+        path = result_dir(config, "wnut17", system, 1) / predictions_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as file:
+            json.dump({"gold": gold, "predicted": {"subword": gold}, **({"words_sha256": words} if words else {})}, file)
+    with pytest.raises(BenchRunError, match="'a' and 'b' were scored on different test sets .* or other labels or words"):
+        compare(config, results)
+    with gzip.open(path, "wt", encoding="utf-8") as file:  # b's from before the hash was kept
+        json.dump({"gold": gold, "predicted": {"subword": gold}}, file)
+    assert compare(config, results)["wnut17"][0]["per_seed"] == {1: 0.0}
 
 
 def test_one_lucky_seed_is_not_the_best_in_bold(tmp_path):
@@ -227,7 +246,7 @@ def test_a_run_tagged_word_by_word_is_compared_with_the_others_word_by_word_tags
     with gzip.open(path, "wt", encoding="utf-8") as file:
         json.dump({"gold": gold[:1], "predicted": {"subword": constrained[:1]}, "predicted_argmax": {"subword": argmax[:1]}}, file)
     with pytest.raises(BenchRunError, match=r"wnut17, seed 1: 'new' and 'old' were scored on different test sets "
-                                            r"\(2 and 1 examples, or other labels\)"):
+                                            r"\(2 and 1 examples, or other labels or words\)"):
         compare(config, [new_too, new])
 
 

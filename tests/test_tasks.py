@@ -1,6 +1,7 @@
 """Tasks beyond word tagging: text classification (readers, head, windows, metric) and
 character-level tagging (positions, labels, every character predicted), end to end on tiny encoders."""
 
+import hashlib
 import json
 
 import pytest
@@ -178,7 +179,9 @@ def test_cli_classification_end_to_end(tmp_path, capsys):
           "--predictions", str(tmp_path / "pred.json")])
     results = json.loads((tmp_path / "test.json").read_text())["results"]
     assert set(results) == {"subword", "char", "joint"} and 0 <= results["joint"]["macro_f1"] <= 1
-    assert json.loads((tmp_path / "pred.json").read_text())["gold"][0] == ["pos"]
+    saved = json.loads((tmp_path / "pred.json").read_text())
+    assert saved["gold"][0] == ["pos"]
+    assert saved["words_sha256"] == hashlib.sha256(json.dumps([t.words for t in TEXTS]).encode()).hexdigest()
     (tmp_path / "in.txt").write_text("so good\n\nbad day\n")
     main(["predict", str(out), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl",
           "--output", str(tmp_path / "out.jsonl")])
