@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     robustness.add_argument("--attacks", type=attacks, default=",".join(ATTACK_NAMES),
                             help=f"comma-separated, from {', '.join(ATTACK_NAMES)} (see entangle.noise)")
     robustness.add_argument("--rates", type=shares, default="0,0.25,0.5,0.75,1.0", help="shares of eligible words perturbed")
-    robustness.add_argument("--seed", type=int, default=0)
+    robustness.add_argument("--seed", type=seed, default=0)
     robustness.add_argument("--output", required=True, help="directory for noise_curves.{json,md,png}")
 
     perturb = commands.add_parser("perturb", help="write a noisy copy of a dataset in its original format")
@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     perturb.add_argument("--split", choices=("train", "dev", "test"), default="test")
     perturb.add_argument("--attack", choices=ATTACK_NAMES, default="charbert")
     perturb.add_argument("--rate", type=share, default=1.0, help="share of eligible words perturbed")
-    perturb.add_argument("--seed", type=int, default=0)
+    perturb.add_argument("--seed", type=seed, default=0)
     perturb.add_argument("--output", required=True, help="the noisy file")
 
     pretrain = commands.add_parser("pretrain-char", help="pretrain a character encoder on raw text (character "

@@ -54,7 +54,7 @@ from pathlib import Path
 from .arguments import (check_one_name_each, data_option_names, negatable_train_options, parse_args, read_yaml, share,
                         train_defaults, train_option_names)
 from .data.conllu import is_conllu
-from .data.corpus import default_task, split_files
+from .data.corpus import data_task, default_task, split_files
 from .data.datasets import DATASETS
 from .noise import ATTACK_NAMES
 from .options import CHECKPOINT_DIR, MAX_SEED, RUN_ARGS, ConfigError, UsageError, read_record, trained_sides
@@ -819,8 +819,13 @@ def run_bench(config: BenchConfig, report_only: bool = False, datasets: list[str
             for given in (wanted["train"], wanted["dev"]):
                 if given is not None and not Path(given).is_file():
                     raise FileNotFoundError(f"{given}: no such file")
+            task = data_task(wanted["data"], data_dir=wanted["data_dir"], task=wanted["task"], train=wanted["train"],
+                             dev=wanted["dev"])
         except OSError as err:
             raise BenchConfigError(f"dataset {key[0]!r}: {err}") from None
+        if config.noisy_tests and get_task(task).unit != "word":  # else each run fails after its training
+            raise BenchConfigError(f"noisy_tests: entangle perturb writes noisy copies of data labelled per word; "
+                                   f"{key[0]!r} is {task} data")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux only
     threads = max(1, cores // workers) if workers > 1 else None
     with ThreadPoolExecutor(max(1, workers)) as pool:  # threads: each waits on its run's processes

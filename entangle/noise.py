@@ -3,8 +3,8 @@
 Every transform changes words in place and never their number, so labels stay aligned. A word
 is *eligible* when it has at least 4 characters and consists of letters (with their combining
 marks) only: numbers, punctuation, URLs, @mentions and emoji are never touched. Characters are
-grapheme-like clusters (a letter with its combining marks), so an attack never separates an
-accent from its letter. ``rate`` is the share of eligible words, over the whole dataset, that
+grapheme clusters (Unicode's, UAX #29: a letter with its combining marks, a Hangul syllable's
+jamo, an Indic conjunct), so an attack never separates an accent from its letter. ``rate`` is the share of eligible words, over the whole dataset, that
 are drawn to be perturbed; which words, and how, follows from ``seed`` alone. Every CharBERT
 attack changes a drawn word; ``lower`` and ``upper`` leave one already in that case as it is,
 so they change fewer words than ``rate`` says (on WNUT-17's mostly lower-case words, far fewer).
@@ -30,9 +30,15 @@ from __future__ import annotations
 import random
 import string
 import unicodedata
+
+import regex
 from dataclasses import replace
 
 from .data.conll import Sentence
+
+_GRAPHEME = regex.compile(r"\X")
+#: Lower cases of one code point where ``str.lower`` gives two.
+_LOWER_ONE = {"İ": "i"}
 
 MIN_LENGTH = 4
 _QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -51,14 +57,10 @@ KEYBOARD_NEIGHBOURS = _keyboard_neighbours()
 
 
 def clusters(word: str) -> list[str]:
-    """Split a word into letters with their combining marks."""
-    parts: list[str] = []
-    for char in word:
-        if parts and unicodedata.category(char).startswith("M"):
-            parts[-1] += char
-        else:
-            parts.append(char)
-    return parts
+    """Split a word into grapheme clusters (a letter with its combining marks, and the clusters
+    Unicode joins beyond them: Thai's SARA AM with its consonant, decomposed Hangul, Indic
+    conjuncts; splitting those at marks alone made invalid text of them)."""
+    return _GRAPHEME.findall(word)
 
 
 def eligible(word: str) -> bool:
@@ -166,9 +168,14 @@ def perturb_sentences(sentences: list[Sentence], attacks: str | tuple[str, ...],
 
 
 def lower_case(word: str) -> str:
-    """``word`` lower-cased code point by code point, keeping any whose lower case is longer ("İ" ->
-    "i̇"), so that per-character labels stay aligned."""
-    return "".join(low if len(low := char.lower()) == 1 else char for char in word)
+    """``word`` lower-cased code point by code point, so that per-character labels stay aligned:
+    "İ", whose lower case is two ("i̇"), becomes the Turkish "i" (it was left a capital), any
+    other such code point stays as it is, and a capital sigma that ends a word is "ς" as in ``str.lower``."""
+    def final_sigma(i: int) -> bool:
+        return i > 0 and word[i - 1].isalpha() and (i + 1 == len(word) or not word[i + 1].isalpha())
+
+    return "".join("ς" if char == "Σ" and final_sigma(i) else _LOWER_ONE.get(char)
+                   or (low if len(low := char.lower()) == 1 else char) for i, char in enumerate(word))
 
 
 def lowercase_sentences(sentences: list[Sentence], share: float, seed: int) -> list[Sentence]:

@@ -456,6 +456,12 @@ def test_a_grid_that_would_fail_late_or_change_nothing_is_refused_first(tmp_path
     grid.systems["b"] = {"m": 0, "epoch": 2}
     with pytest.raises(BenchConfigError, match=r"is not a valid command: unrecognized arguments: --epoch 2$"):
         run_bench(grid)
+    # Noisy copies of data labelled per text or per character: perturb refused each after its run trained.
+    for dataset, task in (("tweeteval-emotion", "classification"), ("turkish-german-sagt", "char-tagging")):
+        grid = BenchConfig(output=str(tmp_path / "bench"), datasets=[str(data), dataset], systems={"a": {"m": 0}},
+                           noisy_tests=["charbert@0.5"])
+        with pytest.raises(BenchConfigError, match=f"noisy_tests: .* labelled per word; '{dataset}' is {task} data"):
+            run_bench(grid)
     assert not (tmp_path / "bench" / "tiny").exists()
 
 

@@ -1,6 +1,7 @@
 """Noise transforms: each attack's behaviour, eligibility, determinism, labels and word counts kept."""
 
 import random
+import unicodedata
 
 import pytest
 
@@ -25,6 +26,19 @@ def test_eligibility():
 
 def test_clusters_keep_combining_marks_with_their_letter():
     assert clusters("e\u0301cole") == ["e\u0301", "c", "o", "l", "e"]
+
+
+@pytest.mark.parametrize("word, parts", [
+    ("น้ำแข็ง", ["น้ำ", "แ", "ข็", "ง"]),  # Thai SARA AM (a letter to unicodedata) stays with its consonant
+    (unicodedata.normalize("NFD", "대한민국"), [unicodedata.normalize("NFD", c) for c in "대한민국"]),  # jamo
+    ("सत्यमेव", ["स", "त्य", "मे", "व"]),  # an Indic conjunct
+])
+def test_clusters_are_unicodes_grapheme_clusters(word, parts):
+    """Split at marks alone, these came apart: a repeated SARA AM, jamo swapped into invalid syllables."""
+    assert clusters(word) == parts and eligible(word)
+    for attack in ("drop", "add", "swap", "repeat"):
+        for seed in range(20):  # whole clusters moved, dropped or repeated: none made of pieces
+            assert set(clusters(perturb_word(word, attack, random.Random(seed)))) <= set(parts), attack
 
 
 @pytest.mark.parametrize("word", ["noise", "Москва", "e\u0301cole", "abcdefgh"])
@@ -96,12 +110,18 @@ def test_lowercase_sentences_lowers_a_share_of_whole_examples_and_keeps_every_le
     lowered = lowercase_sentences(sentences, 0.3, seed=5)
     changed = [i for i, (a, b) in enumerate(zip(sentences, lowered)) if a.words != b.words]
     assert len(changed) == 3 and all(lowered[i].words[:3] == ["peter", "visited", f"nyc{i}"] for i in changed)
-    # "İ" lower-cases to two code points: kept, so per-character labels stay aligned
+    # "İ" lower-cases to two code points: the Turkish "i" instead, so per-character labels stay aligned
     assert all(len(a) == len(b) for s, t in zip(sentences, lowered) for a, b in zip(s.words, t.words))
     assert [s.tags for s in lowered] == [s.tags for s in sentences]
     assert lowercase_sentences(sentences, 0.3, seed=5) == lowered and lowercase_sentences(sentences, 0.3, seed=6) != lowered
     assert lowercase_sentences(sentences, 0.0, seed=5) == sentences
-    assert all(w == w.lower() or w == "İzmir" for s in lowercase_sentences(sentences, 1.0, seed=5) for w in s.words)
+    assert all(w == w.lower() or w == "izmir" for s in lowercase_sentences(sentences, 1.0, seed=5) for w in s.words)
+
+
+def test_lower_casing_leaves_no_capital_and_ends_a_greek_word_with_its_final_sigma():
+    """"İ" was kept a capital (the very cue case augmentation removes), and a final "Σ" became "σ"."""
+    [lowered] = lowercase_sentences([Sentence(["İSTANBUL", "ΟΔΥΣΣΕΥΣ", "ΑΣ.", "Straße"], ["O"] * 4)], 1.0, seed=0)
+    assert lowered.words == ["istanbul", "οδυσσευς", "ας.", "straße"]
 
 
 def test_bad_arguments():

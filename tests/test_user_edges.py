@@ -301,6 +301,10 @@ def test_encoder_names_from_the_command_line(saved, tmp_path, capsys, unreachabl
     (["pretrain-char", "--max-minutes", "0"], "argument --max-minutes: must be a positive finite number, got 0.0"),
     (["pretrain-char", "--log-steps", "0"], "argument --log-steps: must be at least 1, got 0"),
     (["pretrain-coattention", "--seed=-1"], "argument --seed: must be between 0 and 2**32 - 1, got -1"),
+    # random.seed(-3) is random.seed(3): -3 gave the copy 3 gives
+    (["perturb", "--data", "d", "--seed=-3", "--output", "o"], "argument --seed: must be between 0 and 2**32 - 1, got -3"),
+    (["robustness", "m", "--data", "d", "--seed=-3", "--output", "o"],
+     "argument --seed: must be between 0 and 2**32 - 1, got -3"),
     (["bench", "grid.yaml", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
 ])
 def test_numbers_out_of_range_are_refused_before_anything_loads(argv, message, capsys):
