@@ -215,6 +215,12 @@ class TrainingOptions:
             raise UsageError(f"seed must be at most 2**32 - 1, got {self.seed}")
         if not self.max_grad_norm > 0:  # inf: no clipping
             raise UsageError(f"max_grad_norm must be positive, got {self.max_grad_norm}")
+        for item in fields(self):  # the command line's choices, from the API too ("Plateau" trained linear)
+            choices = item.metadata.get("choices")
+            value = getattr(self, item.name)
+            for one in value if isinstance(value, tuple) else (value,):
+                if choices is not None and one not in choices:
+                    raise UsageError(f"{item.name} must be one of {', '.join(map(str, choices))}, got {one!r}")
 
 
 def upgraded(recorded: dict) -> dict:

@@ -31,7 +31,7 @@ from .model_card import write_model_card
 from .modeling.kernels import attention_kernels
 from .modeling.loading import first_line
 from .noise import lowercase_sentences, perturb_sentences
-from .options import BUILTIN_CHAR_MODEL_TYPE, CHECKPOINT_DIR, DivergedError, UsageError, char_encoder_kind, default_char_lr
+from .options import BUILTIN_CHAR_MODEL_TYPE, CHECKPOINT_DIR, DivergedError, UsageError, default_char_lr
 from .plots import plot_training_curves
 from .schema import TrainingOptions
 from .tasks import Task
@@ -54,10 +54,10 @@ class TrainingConfig(TrainingOptions):
 
 def character_rate(config, lr: float, new_lr: float | None) -> float:
     """The character encoder's rate unless told (:func:`~entangle.options.default_char_lr`), its
-    kind told from its name as ``entangle train`` tells it (so the two train alike), or from the
-    config for an encoder given without a name."""
-    if config.char_encoder_name:
-        return default_char_lr(*char_encoder_kind(config.char_encoder_name), lr, new_lr)
+    kind told from the model's config: the same as ``entangle train`` tells from the encoder's name
+    before the model exists, and still there when the directory the name pointed to is gone (a
+    saved model fine-tuned again elsewhere: read from that path, the built-in encoder was taken for
+    a transformer and trained at a tenth of its rate)."""
     builtin = getattr(config.char_config, "model_type", None) == BUILTIN_CHAR_MODEL_TYPE
     return default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr)
 
@@ -276,6 +276,9 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     steps_per_epoch = math.ceil(len(loader) / config.gradient_accumulation_steps)
+    # The linear decay's length. With a copy drawn per epoch (noise, lower-casing) an estimate: a
+    # copy may be cut into a few more or fewer windows. The epochs are trained whole all the same
+    # (they ended early when the copies ran past it), the rate held at 0 past the estimate.
     total_steps = steps_per_epoch * config.epochs
     if config.max_steps is not None:
         total_steps = min(total_steps, config.max_steps)
@@ -315,7 +318,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
 
     def finished() -> bool:
         out_of_patience = config.patience > 0 and state.epochs_without_gain >= config.patience
-        return state.epoch > config.epochs or state.step >= total_steps or out_of_patience
+        return state.epoch > config.epochs or out_of_steps() or out_of_patience
+
+    def out_of_steps() -> bool:
+        return config.max_steps is not None and state.step >= config.max_steps
 
     main_score = tagger.task.main_score
     predict_side = tagger.model.config.predict_side
@@ -362,7 +368,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 state.step += 1
                 progress.update(1)
                 progress.set_postfix(epoch=state.epoch, loss=f"{state.loss_sum / state.batches_done:.4f}")
-                if state.step == total_steps:
+                if out_of_steps():
                     break
                 if config.save_steps and state.step % config.save_steps == 0:
                     if diverged := _diverged(model, state, config):

@@ -371,6 +371,40 @@ def test_an_epochs_short_last_accumulation_group_is_a_mean_over_its_own_batches(
     assert passed == pytest.approx([computed[0], computed[1], 2 * computed[2]])
 
 
+def test_every_epoch_is_trained_whole_when_its_noisy_copy_cuts_more_windows(tmp_path):
+    """The step budget came from the clean copy: noise that lengthens words cut more windows, and
+    the third epoch never ran (the summary said two, with no word of why)."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    words = "Peter lives in New York and Anna sings in Paris every day".split()
+    sentences = [Sentence(words, ["B-PER", "O", "O", "B-LOC", "I-LOC", "O", "B-PER", "O", "O", "B-LOC", "O", "O"])] * 4
+    tagger = Tagger(*tiny_model(m=1, max_chars=40))
+    clean = len(tagger.featurizer.featurize([s.words for s in sentences]))
+    summary = train(tagger, sentences, sentences[:1], TrainingConfig(
+        output_dir=str(tmp_path), epochs=3, batch_size=2, patience=0, train_noise=1.0,
+        train_noise_attacks=("add", "repeat"), train_lowercase=0.0))
+    assert summary["epochs"] == 3 and summary["steps"] > 3 * clean // 2  # the copies' windows, more than the clean ones'
+    assert [json.loads(line)["epoch"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
+
+
+def test_a_saved_built_in_encoder_keeps_its_rate_when_the_directory_it_came_from_is_gone(tmp_path):
+    """The kind was read from the encoder's path: gone, the BiLSTM was taken for a transformer and
+    would have fine-tuned at --lr, a tenth of its rate."""
+    from entangle.training import character_rate
+    from tiny import char_encoder, subword_encoder
+
+    char_encoder("builtin").save_pretrained(tmp_path / "char")
+    subword, tokenizer = subword_encoder("bert")
+    subword.save_pretrained(tmp_path / "subword")
+    tokenizer.save_pretrained(tmp_path / "subword")
+    tagger = Tagger.create(str(tmp_path / "char"), str(tmp_path / "subword"), LABELS, coattention_layers=1)
+    tagger.save_pretrained(tmp_path / "saved")
+    (tmp_path / "char" / "config.json").unlink()
+    config = Tagger.from_pretrained(tmp_path / "saved", device="cpu").model.config
+    assert character_rate(config, 5e-5, None) == character_rate(tagger.model.config, 5e-5, None) == 5e-4
+
+
 def test_one_label_everywhere_is_no_collapse_where_the_gold_has_one_label_only():
     from entangle.training import collapsed_heads
 

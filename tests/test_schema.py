@@ -156,6 +156,9 @@ def test_training_options_out_of_range_stop_before_anything_is_read(option, mess
     ({"patience": True}, "patience must be a whole number, got True"),
     ({"lr": "1e-4"}, "lr must be a number, got '1e-4'"),
     ({"seed": None}, "seed must be a whole number, got None"),
+    ({"lr_schedule": "Plateau"}, "lr_schedule must be one of linear, plateau, got 'Plateau'"),  # trained linear
+    ({"mixed_precision": "fp8"}, "mixed_precision must be one of no, fp16, bf16, got 'fp8'"),
+    ({"train_noise_attacks": ("drop", "typo")}, "train_noise_attacks must be one of .*, got 'typo'"),
 ])
 def test_training_options_of_the_wrong_type_from_the_api_are_refused(option, message):
     """The command line converts its text; the Python API takes what it is given (1.5 epochs trained one)."""
