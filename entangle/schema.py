@@ -49,7 +49,7 @@ class ModelOptions:
                          "encoder's layers; no character encoder, -m 0, subword head, fine-tuned without CharBERT's NLM "
                          "pretraining)", choices=FUSIONS)
     coattention_layers: int | None = option(None, f"co-attention modules per side, the paper's m; 0 = the backbones "
-                                            f"alone (default {DEFAULT_COATTENTION_LAYERS}; 0 with --fusion charbert)",
+                                            f"alone (default {DEFAULT_COATTENTION_LAYERS}; 0 for the CharBERT-style fusion)",
                                             flags=("-m", "--coattention-layers"))
     coattention_width: int | None = option(None, "width of the co-attention modules; both sides are projected to it "
                                            "(default: the subword encoder's width). Narrower is faster "
