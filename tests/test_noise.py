@@ -150,6 +150,19 @@ def test_rewrite_keeps_the_format(tmp_path):
     assert source.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]
 
 
+def test_rewrite_changes_the_words_alone_byte_order_mark_line_ends_and_alignment_kept(tmp_path):
+    """The copy was rebuilt from its columns: aligned columns closed up, CRLF became LF, the
+    byte-order mark and a last line without its end were lost."""
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"\xef\xbb\xbf-DOCSTART- -X- O\r\n\r\nEUROPEAN   NNP  B-NP\r\nHello  x  O\r\n\r\nlast   Y  O")
+    rewrite_tokens(source, tmp_path / "out.txt", ["EU", "HI", "LAST"])
+    assert (tmp_path / "out.txt").read_bytes() == (
+        b"\xef\xbb\xbf-DOCSTART- -X- O\r\n\r\nEU   NNP  B-NP\r\nHI  x  O\r\n\r\nLAST   Y  O")
+    source.write_text("x\tHello \tO\ny\tword\tB\n")  # a tab cell keeps its spaces, the token counted from the end
+    rewrite_tokens(source, tmp_path / "out.txt", ["HI", "WORD"], token_column=-2)
+    assert (tmp_path / "out.txt").read_text() == "x\tHI \tO\ny\tWORD\tB\n"
+
+
 def test_perturb_copies_a_ragged_file(tmp_path):
     """``--ragged-columns`` (CharBERT's files: lines with their own number of columns) reads and writes."""
     from entangle.cli import main

@@ -244,22 +244,40 @@ def replacing(path: Path, out_path: str | Path) -> Iterator[TextIO]:
 
 def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str], token_column: int = 0,
                    ragged: bool = False) -> None:
-    """Copy a column file, replacing its words (in reading order) by ``new_words``: every other
-    column, the ``-DOCSTART-`` lines and the sentence breaks stay as they were. ``out_path`` may
-    be ``path`` itself (:func:`replacing`). ``ragged``: as :func:`read_conll` reads it."""
+    """Copy a column file, replacing its words (in reading order) by ``new_words``: only each word's
+    own characters change; every other column, the spacing that aligns them, the ``-DOCSTART-``
+    lines, the sentence breaks, a UTF-8 byte-order mark, CRLF line ends and a missing final line end
+    stay as they were. ``out_path`` may be ``path`` itself (:func:`replacing`). ``ragged``: as
+    :func:`read_conll` reads it."""
     path = Path(path)
     read_conll(path, token_column, tag_column=None, ragged=ragged)  # validates the file, with file:line errors
+    raw = path.read_bytes()
+    first_end = raw.find(b"\n")
+    end = "\r\n" if first_end > 0 and raw[first_end - 1 : first_end] == b"\r" else "\n"
+    lines = list(decoded_lines(path))
     words = iter(new_words)
     separator = None
     with replacing(path, out_path) as out:
-        for _, line in decoded_lines(path):
+        out.write("\ufeff" if raw.startswith(codecs.BOM_UTF8) else "")
+        for number, line in lines:
             if line.strip() and not _is_docstart(line):  # as read_conll reads it
                 separator = separator or ("\t" if "\t" in line else " ")
-                fields = _split(line, separator)
                 if (word := next(words, None)) is None:
                     raise ValueError(f"{path}: fewer replacement words than words in the file")
-                fields[token_column] = word
-                line = separator.join(fields)
-            out.write(line + "\n")
+                start, stop = _token_span(line, separator, token_column)
+                line = line[:start] + word + line[stop:]
+            out.write(line + (end if number < len(lines) or raw.endswith(b"\n") else ""))
     if next(words, None) is not None:
         raise ValueError(f"{path}: more replacement words than words in the file")
+
+
+def _token_span(line: str, separator: str, column: int) -> tuple[int, int]:
+    """Where the token of ``column`` is in ``line`` (without the spaces around it), as :func:`_split` cuts it."""
+    if separator == "\t":
+        starts = [0] + [i + 1 for i, char in enumerate(line) if char == "\t"]
+        cells = [(start, start + len(cell)) for start, cell in zip(starts, line.split("\t"))]
+    else:
+        cells = [m.span() for m in re.finditer(r"[^ \t\f\v]+", line)]
+    start, stop = cells[column]
+    cell = line[start:stop]
+    return start + len(cell) - len(cell.lstrip()), stop - len(cell) + len(cell.rstrip())
