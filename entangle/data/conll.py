@@ -205,13 +205,22 @@ def _is_docstart(line: str) -> bool:
     return line.split(None, 1)[0] == DOCSTART
 
 
-#: What separates the columns of a space-separated file: ASCII spaces only (``str.split()`` would
+#: A column of a space-separated file: a run of anything but ASCII spaces (``str.split()`` would
 #: also split a word at a no-break space, U+202F or U+2028, and lose half of it in a ragged file).
-_ASCII_SPACES = re.compile(r"[ \t\f\v]+")
+_SPACED_CELL = re.compile(r"[^ \t\f\v]+")
+
+
+def _cells(line: str, separator: str) -> list[tuple[int, int]]:
+    """Where each column of ``line`` is, ``(start, stop)``: between tabs, or between runs of ASCII spaces."""
+    if separator != "\t":
+        return [m.span() for m in _SPACED_CELL.finditer(line)]
+    starts = [0] + [i + 1 for i, char in enumerate(line) if char == "\t"]
+    return [(start, start + len(cell)) for start, cell in zip(starts, line.split("\t"))]
 
 
 def _split(line: str, separator: str) -> list[str]:
-    return line.split("\t") if separator == "\t" else _ASCII_SPACES.split(line.strip(" \t\f\v"))
+    """The columns of ``line``, as :func:`_cells` places them."""
+    return line.split("\t") if separator == "\t" else _SPACED_CELL.findall(line)
 
 
 def _check_iob2(tag: str, previous: str, path: Path, line: int, repaired: list[int]) -> str:
@@ -272,12 +281,7 @@ def rewrite_tokens(path: str | Path, out_path: str | Path, new_words: list[str],
 
 
 def _token_span(line: str, separator: str, column: int) -> tuple[int, int]:
-    """Where the token of ``column`` is in ``line`` (without the spaces around it), as :func:`_split` cuts it."""
-    if separator == "\t":
-        starts = [0] + [i + 1 for i, char in enumerate(line) if char == "\t"]
-        cells = [(start, start + len(cell)) for start, cell in zip(starts, line.split("\t"))]
-    else:
-        cells = [m.span() for m in re.finditer(r"[^ \t\f\v]+", line)]
-    start, stop = cells[column]
+    """Where the token of ``column`` is in ``line``, without the spaces around it in its cell."""
+    start, stop = _cells(line, separator)[column]
     cell = line[start:stop]
     return start + len(cell) - len(cell.lstrip()), stop - len(cell) + len(cell.rstrip())
