@@ -404,7 +404,11 @@ class Tagger:
         """
         if isinstance(sides, str):
             raise TypeError(f"sides is a tuple of side names, e.g. ({sides!r},), got the string {sides!r}")
-        sentences = _check_sentences(sentences)
+        return self._probabilities(_check_sentences(sentences), sides, accelerator)
+
+    def _probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None,
+                       accelerator: Accelerator | None = None) -> dict[str, list[torch.Tensor]]:
+        """:meth:`probabilities` of sentences already checked (by the public method that took them)."""
         sides = tuple(dict.fromkeys(sides or self.model.config.trained_sides))  # a side named twice would count twice
         # A sentence without words has no units to label; only the others are featurized.
         nonempty = [i for i, words in enumerate(sentences) if words]
@@ -502,12 +506,12 @@ class Tagger:
         :class:`TaggedCharacters` or :class:`ClassifiedText`, each with ``to_json``/``to_conll``).
         A classifier is shown ``texts`` (default: the words joined by spaces); one without words
         gets an empty result."""
-        sentences = _check_sentences(sentences)
         unit = self.task.unit
         if unit == "word":
             return self.tag(sentences, side)
         if unit == "char":
             return self.tag_chars(sentences, side)
+        sentences = _check_sentences(sentences)
         texts = [" ".join(words) for words in sentences] if texts is None else _check_texts(texts)
         if len(texts) != len(sentences):
             raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
@@ -540,7 +544,7 @@ class Tagger:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
         side = self._side(side, "word")
         sentences = _check_sentences(sentences)
-        probs = self.probabilities(sentences, (side,))[side]
+        probs = self._probabilities(sentences, (side,))[side]
         return [TaggedSentence(words, *self._decode(p)) for words, p in zip(sentences, probs)]
 
     def tag_text(self, texts: list[str], side: str | None = None) -> list[TaggedSentence]:
@@ -552,7 +556,7 @@ class Tagger:
         side = self._side(side or "char", "char")
         sentences = _check_sentences(sentences)
         tagged = []
-        for words, p in zip(sentences, self.probabilities(sentences, (side,))[side]):
+        for words, p in zip(sentences, self._probabilities(sentences, (side,))[side]):
             labels, best = self._decode(p)
             tagged.append(TaggedCharacters(words, split_by_words(words, labels), split_by_words(words, best)))
         return tagged
@@ -572,7 +576,7 @@ class Tagger:
         side = self._side(side, "text")
         labels = self.labels
         results = []
-        for text, p in zip(texts, self.probabilities(sentences, (side,))[side]):
+        for text, p in zip(texts, self._probabilities(sentences, (side,))[side]):
             distribution = p[0]
             best = int(distribution.argmax())
             results.append(ClassifiedText(text, labels[best], float(distribution[best]),
