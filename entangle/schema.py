@@ -92,11 +92,9 @@ class ModelOptions:
     def __post_init__(self):
         # From the Python API or a grid (the command line converts): m=1.5 failed deep in torch, "2" in a comparison.
         for item in fields(self):
-            value, kinds = getattr(self, item.name), _TYPES[item.type]
-            if value is not None and (isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds)):
-                raise UsageError(f"{item.name} must be {_TYPE_NAMES[kinds]}, got {value!r}")
-            if value is None and "None" not in item.type:
-                raise UsageError(f"{item.name} must be {_TYPE_NAMES[kinds]}, got None")
+            _check_type(item, getattr(self, item.name))
+            if getattr(self, item.name) is None and "None" not in item.type:
+                raise UsageError(f"{item.name} must be {_TYPE_NAMES[_TYPES[item.type]]}, got None")
 
     def resolved(self) -> ModelOptions:
         """These options with the defaults that depend on the others filled in: m and the trained side
@@ -121,10 +119,18 @@ class ModelOptions:
         return {key: value for key, value in values.items() if value is not None}
 
 
-#: What each annotation of :class:`ModelOptions` accepts (annotations are strings here), and its name in errors.
+#: What each annotation of an options dataclass accepts (annotations are strings here), and its name in errors.
 _TYPES = {"str": (str,), "str | None": (str,), "int": (int,), "int | None": (int,), "float": (int, float),
-          "bool": (bool,), "bool | None": (bool,)}
+          "float | None": (int, float), "bool": (bool,), "bool | None": (bool,)}
 _TYPE_NAMES = {(str,): "a string", (int,): "a whole number", (int, float): "a number", (bool,): "true or false"}
+
+
+def _check_type(item, value) -> None:
+    """``value`` (``None`` aside) is of the field's annotated kind: the Python API and grids pass
+    values as given (the command line converts), and a bool is no number here."""
+    kinds = _TYPES[item.type]
+    if value is not None and (isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds)):
+        raise UsageError(f"{item.name} must be {_TYPE_NAMES[kinds]}, got {value!r}")
 
 #: The names of the model options.
 MODEL_FIELDS = frozenset(item.name for item in fields(ModelOptions))
@@ -196,15 +202,12 @@ class TrainingOptions:
         for name in ("train_noise", "train_lowercase", "warmup_ratio"):  # shares
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise UsageError(f"{name} must be a share between 0 and 1, got {getattr(self, name)}")
+        numbers = {item.name: item for item in fields(self)}
         for name, least in (("epochs", 1), ("batch_size", 1), ("gradient_accumulation_steps", 1), ("max_steps", 1),
                             ("save_steps", 0), ("patience", 0), ("lr", 0), ("new_lr", 0), ("char_lr", 0),
                             ("weight_decay", 0), ("seed", 0)):
             value = getattr(self, name)
-            whole = name in ("epochs", "batch_size", "gradient_accumulation_steps", "max_steps", "save_steps", "patience",
-                             "seed")
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))):
-                # From the Python API (the command line converts): 1.5 epochs trained one, "4" failed in torch.
-                raise UsageError(f"{name} must be a {'whole ' if whole else ''}number, got {value!r}")
+            _check_type(numbers[name], value)  # 1.5 epochs trained one, "4" failed in torch
             if value is not None and not math.isfinite(value):  # a NaN rate trains a NaN model
                 raise UsageError(f"{name} must be a finite number, got {value}")
             if value is not None and value < least:
