@@ -4,8 +4,8 @@ Every transform changes words in place and never their number, so labels stay al
 is *eligible* when it has at least 4 characters and consists of letters (with their combining
 marks) only: numbers, punctuation, URLs, @mentions and emoji are never touched. Characters are
 grapheme clusters (Unicode's, UAX #29: a letter with its combining marks, a Hangul syllable's
-jamo, an Indic conjunct), so an attack never separates an accent from its letter. ``rate`` is the share of eligible words, over the whole dataset, that
-are drawn to be perturbed; which words, and how, follows from ``seed`` alone. Every CharBERT
+jamo, an Indic conjunct), so an attack never separates an accent from its letter. ``rate`` is
+the share of eligible words, over the whole dataset, that are drawn to be perturbed; which words, and how, follows from ``seed`` alone. Every CharBERT
 attack changes a drawn word; ``lower`` and ``upper`` leave one already in that case as it is,
 so they change fewer words than ``rate`` says (on WNUT-17's mostly lower-case words, far fewer).
 
@@ -30,9 +30,9 @@ from __future__ import annotations
 import random
 import string
 import unicodedata
+from dataclasses import replace
 
 import regex
-from dataclasses import replace
 
 from .data.conll import Sentence
 
