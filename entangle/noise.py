@@ -5,9 +5,10 @@ is *eligible* when it has at least 4 characters and consists of letters (with th
 marks) only: numbers, punctuation, URLs, @mentions and emoji are never touched. Characters are
 grapheme clusters (Unicode's, UAX #29: a letter with its combining marks, a Hangul syllable's
 jamo, an Indic conjunct), so an attack never separates an accent from its letter. ``rate`` is
-the share of eligible words, over the whole dataset, that are drawn to be perturbed; which words, and how, follows from ``seed`` alone. Every CharBERT
-attack changes a drawn word; ``lower`` and ``upper`` leave one already in that case as it is,
-so they change fewer words than ``rate`` says (on WNUT-17's mostly lower-case words, far fewer).
+the share of eligible words, over the whole dataset, that are drawn to be perturbed; which
+words, and how, follows from ``seed`` alone. Every CharBERT attack changes a drawn word;
+``lower`` and ``upper`` leave one already in that case as it is, so they change fewer words
+than ``rate`` says (on WNUT-17's mostly lower-case words, far fewer).
 
 The four attacks of CharBERT (Ma et al. 2020), on internal characters (never the first or last):
 
