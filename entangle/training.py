@@ -334,9 +334,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         warned.update(side for line in kept for side in json.loads(line).get("collapsed", {}))
     dev_labels = {label for example in dev_sentences or () for label in tagger.task.gold(example)}
     started = time.perf_counter()
-    # Redirected to a file, the bar is refreshed rarely instead of on every step.
+    # Drawn once a second on a terminal (each draw reads the loss, a wait for a GPU); redirected to a
+    # file, rarely instead of on every step.
     progress = tqdm(total=total_steps, initial=state.step, desc="training",
-                    disable=not accelerator.is_local_main_process, mininterval=0.1 if sys.stderr.isatty() else 30)
+                    disable=not accelerator.is_local_main_process, mininterval=1 if sys.stderr.isatty() else 30)
     diverged: dict | None = None
     while not finished():
         model.train()
@@ -352,6 +353,14 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         else:  # resuming mid-epoch: draw the same batch order, skip what was already trained on
             generator.set_state(state.epoch_generator_state)
             batches = accelerator.skip_first_batches(loader, state.batches_done)
+        # The epoch's summed loss stays on the device, added in float64 as the host would, and is read
+        # (a wait for the device) only when the bar is drawn, at a checkpoint and at the epoch's end:
+        # a read every batch kept the host from collating the next batch while the GPU computed.
+        loss_sum = torch.tensor(state.loss_sum, dtype=_sum_dtype(accelerator.device), device=accelerator.device)
+
+        def read_loss() -> None:
+            state.loss_sum = loss_sum.item()
+
         for batch in batches:
             with accelerator.accumulate(model), attention_kernels(accelerator.device):
                 loss = model(**batch).loss
@@ -362,18 +371,21 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad()
-            state.loss_sum += loss.item()
+            loss_sum += loss.detach()
             state.batches_done += 1
             if accelerator.sync_gradients:
                 state.step += 1
-                progress.update(1)
-                progress.set_postfix(epoch=state.epoch, loss=f"{state.loss_sum / state.batches_done:.4f}")
+                if progress.update(1):  # the bar was drawn: its loss follows
+                    read_loss()
+                    progress.set_postfix(epoch=state.epoch, loss=f"{state.loss_sum / state.batches_done:.4f}")
                 if out_of_steps():
                     break
                 if config.save_steps and state.step % config.save_steps == 0:
                     if diverged := _diverged(model, state, config):
                         break
+                    read_loss()
                     checkpoint()
+        read_loss()
         # Before anything is saved: the last checkpoint and the best model stay those of finite weights.
         if diverged or (diverged := _diverged(model, state, config)):
             break
@@ -431,6 +443,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             write_model_card(output / BEST_DIR, tagger.model.config, summary, config)
     tagger.model = accelerator.unwrap_model(model)
     return summary
+
+
+def _sum_dtype(device: torch.device) -> torch.dtype:
+    """float64 for the loss summed on ``device``, as a Python float sums it; MPS has no float64."""
+    return torch.float32 if device.type == "mps" else torch.float64
 
 
 def _diverged(model: torch.nn.Module, state: LoopState, config: TrainingConfig) -> dict | None:

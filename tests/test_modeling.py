@@ -476,6 +476,26 @@ def test_interrupted_training_resumes_exactly(tmp_path, group_by_length, train_n
         assert torch.equal(expected[name], actual[name]), name
 
 
+def test_training_reads_the_summed_loss_only_when_it_needs_it(tmp_path, monkeypatch):
+    """Reading a loss waits for the GPU; read every batch, it kept the host from collating the next
+    batch while the GPU computed. The epoch's loss is read at its end (and when the bar is drawn),
+    the sum the same as read batch by batch."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"]),
+                 Sentence(["lol", "sooo", "good", "!"], ["O", "O", "O", "O"])] * 6
+    losses, reads = [], []
+    item = torch.Tensor.item
+    monkeypatch.setattr(torch.Tensor, "item", lambda self: reads.append(self.dim()) or item(self))
+    model, tokenizer = tiny_model(m=1)
+    model.register_forward_hook(lambda module, inputs, output: losses.append(item(output.loss.detach().double())))
+    train(Tagger(model, tokenizer), sentences, None, TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2))
+    assert len(losses) == 6 and len(reads) < len(losses), reads
+    record = json.loads((tmp_path / "metrics.jsonl").read_text())
+    assert record["train_loss"] == sum(losses) / 6
+
+
 def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
     from entangle.training import parameter_groups
 
