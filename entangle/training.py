@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 import torch
-from accelerate import Accelerator
+from accelerate import Accelerator, DataLoaderConfiguration
 from accelerate.utils import DistributedDataParallelKwargs, set_seed
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
@@ -237,8 +237,11 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     output.mkdir(parents=True, exist_ok=True)
     # Under DDP (several processes) some parameters get no gradient: the subword encoder's pooler,
     # and in a one-sided model the other side's last co-attention module; DDP must be told.
+    # Batches are copied to a GPU from pinned memory without waiting (non_blocking), as in predict:
+    # the host goes on to the next step while the copy and the step before run.
     accelerator = Accelerator(gradient_accumulation_steps=config.gradient_accumulation_steps,
                               mixed_precision=config.mixed_precision,
+                              dataloader_config=DataLoaderConfiguration(non_blocking=True),
                               kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
     set_seed(config.seed)
     model = tagger.model
@@ -266,7 +269,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
 
     generator = torch.Generator().manual_seed(config.seed)
     windows = EpochWindows(epoch_windows)
-    loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length)
+    loader = train_loader(windows, config.batch_size, tagger.collator, generator, config.group_by_length,
+                          pin_memory=accelerator.device.type == "cuda")
     if config.freeze_subword_embeddings:
         freeze_subword_embeddings(model)
     if config.char_lr is None:  # resolved here too, so that training_config.json records the rate used

@@ -496,6 +496,28 @@ def test_training_reads_the_summed_loss_only_when_it_needs_it(tmp_path, monkeypa
     assert record["train_loss"] == sum(losses) / 6
 
 
+def test_training_batches_reach_a_gpu_from_pinned_memory_without_waiting(tmp_path, monkeypatch):
+    """On CUDA the loader pins its batches and Accelerate copies them without waiting, so the host
+    goes on while the copy runs; elsewhere nothing is pinned (CPU tensors need no copy)."""
+    from accelerate import Accelerator
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    seen = []
+    prepare = Accelerator.prepare
+
+    def recording(self, *objects):
+        seen.extend((self.device.type, o.pin_memory, self.dataloader_config.non_blocking)
+                    for o in objects if isinstance(o, torch.utils.data.DataLoader))
+        return prepare(self, *objects)
+
+    monkeypatch.setattr(Accelerator, "prepare", recording)
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 2
+    model, tokenizer = tiny_model(m=1)
+    train(Tagger(model, tokenizer), sentences, None, TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2))
+    assert [(pinned, non_blocking) for _, pinned, non_blocking in seen] == [(seen[0][0] == "cuda", True)], seen
+
+
 def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
     from entangle.training import parameter_groups
 

@@ -103,15 +103,16 @@ class _LengthGrouped(LengthGroupedSampler):
 
 
 def train_loader(windows: Sequence[Window], batch_size: int, collator: Collator, generator: torch.Generator,
-                 group_by_length: bool = True) -> DataLoader:
-    """Shuffled batches; grouped by length (shuffled groups of similar windows) to waste less padding."""
+                 group_by_length: bool = True, pin_memory: bool = False) -> DataLoader:
+    """Shuffled batches; grouped by length (shuffled groups of similar windows) to waste less padding;
+    with ``pin_memory`` (for a GPU) in page-locked memory, which a copy to the GPU need not wait on."""
     sampler: Sampler | None = None
     if group_by_length:
         sampler = _LengthGrouped(windows, batch_size, generator)
     # The loader gets the generator too: otherwise starting each epoch's iterator draws from the
     # global RNG, which shifts dropout after a mid-epoch resume.
     return DataLoader(windows, batch_size=batch_size, sampler=sampler, shuffle=sampler is None,
-                      generator=generator, collate_fn=collator)
+                      generator=generator, collate_fn=collator, pin_memory=pin_memory)
 
 
 def inference_batches(windows: list[Window], batch_size: int, collator: Collator):
