@@ -45,8 +45,10 @@ def write_model_card(directory: Path, config, summary: dict, training) -> None:
         f"| training data | {training.data_description or 'not recorded'} |",
         "",
     ]
+    cut = summary.get("last_epoch_cut")
+    cut_note = f"; the last cut by max_steps after {cut['batches']} of its {cut['of']} batches" if cut else ""
     run = (f"epoch {summary['best_epoch']} of the {summary.get('epochs', training.epochs)} trained (at most "
-           f"{training.epochs}), {summary['steps']} steps, {summary['train_time_s'] / 60:.1f} min")
+           f"{training.epochs}{cut_note}), {summary['steps']} steps, {summary['train_time_s'] / 60:.1f} min")
     if summary.get("best_dev"):
         lines += [f"## Dev results (best {run})", "",
                   f"| side | {score} | precision | recall |" if config.task == "ner" else f"| side | {score} |",

@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -39,6 +39,7 @@ from .tasks import Task
 BEST_DIR = "model"
 CURVES_PNG = "training_curves.png"
 METRICS_LOG = "metrics.jsonl"
+TRAINING_CONFIG = "training_config.json"
 
 
 @dataclass(kw_only=True)
@@ -166,6 +167,8 @@ class LoopState:
         self.epochs_without_gain = 0
         self.lr_halvings = 0  # --lr-schedule plateau: epochs without a dev gain so far
         self.log_lines = 0
+        # The last epoch's batches trained and its batches, where max_steps ended it before its end.
+        self.cut: dict[str, int] | None = None
         self.elapsed = 0.0
         self.peak_memory_mb = 0.0  # over every process that trained this run (a resumed one too)
         self.peak_gpu_memory_mb = 0.0
@@ -174,7 +177,7 @@ class LoopState:
         self.epoch_generator_state = generator.get_state()
 
     _FIELDS = ("epoch", "batches_done", "step", "loss_sum", "best", "epochs_without_gain", "lr_halvings", "log_lines",
-               "elapsed", "peak_memory_mb", "peak_gpu_memory_mb", "devices")
+               "cut", "elapsed", "peak_memory_mb", "peak_gpu_memory_mb", "devices")
 
     def state_dict(self) -> dict:
         # The generator itself too: Accelerate's random states do not cover it, and a run resumed from
@@ -235,6 +238,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         raise ValueError("no dev examples: give some, or dev=None to keep the model of the lowest training loss")
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
+    if config.resume:
+        config = _as_recorded(config, output / TRAINING_CONFIG)
     # Under DDP (several processes) some parameters get no gradient: the subword encoder's pooler,
     # and in a one-sided model the other side's last co-attention module; DDP must be told.
     # Batches are copied to a GPU from pinned memory without waiting (non_blocking), as in predict:
@@ -299,7 +304,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     accelerator.register_for_checkpointing(state)
     if config.resume:
         load_checkpoint(accelerator, output / CHECKPOINT_DIR)
-    (output / "training_config.json").write_text(json.dumps(asdict(config), indent=2))
+    (output / TRAINING_CONFIG).write_text(json.dumps(asdict(config), indent=2))
 
     def account() -> None:
         """Time, memory and devices so far into the state (what a checkpoint and the summary record)."""
@@ -360,10 +365,10 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
         # The epoch's summed loss stays on the device, added in float64 as the host would, and is read
         # (a wait for the device) only when the bar is drawn, at a checkpoint and at the epoch's end:
         # a read every batch kept the host from collating the next batch while the GPU computed.
-        loss_sum = torch.tensor(state.loss_sum, dtype=_sum_dtype(accelerator.device), device=accelerator.device)
+        summed_loss = torch.tensor(state.loss_sum, dtype=_sum_dtype(accelerator.device), device=accelerator.device)
 
         def read_loss() -> None:
-            state.loss_sum = loss_sum.item()
+            state.loss_sum = summed_loss.item()
 
         for batch in batches:
             with accelerator.accumulate(model), attention_kernels(accelerator.device):
@@ -375,7 +380,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad()
-            loss_sum += loss.detach()
+            summed_loss += loss.detach()
             state.batches_done += 1
             if accelerator.sync_gradients:
                 state.step += 1
@@ -390,6 +395,8 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                     read_loss()
                     checkpoint()
         read_loss()
+        if out_of_steps() and state.batches_done < len(loader):  # the last epoch, cut short
+            state.cut = {"batches": state.batches_done, "of": len(loader)}
         # Before anything is saved: the last checkpoint and the best model stay those of finite weights.
         if diverged or (diverged := _diverged(model, state, config)):
             break
@@ -400,7 +407,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
             loss_sum, batches_done = accelerator.reduce(
                 torch.tensor([loss_sum, batches_done], dtype=torch.float64, device=accelerator.device), "sum").tolist()
         record = {"epoch": state.epoch, "step": state.step, "train_loss": loss_sum / max(batches_done, 1),
-                  "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1)}
+                  "elapsed_s": round(state.elapsed + time.perf_counter() - started, 1), **({"cut": state.cut} if state.cut else {})}
         tagger.model = accelerator.unwrap_model(model)
         if dev_sentences:
             # Every process scores a share of the dev windows and receives the same metrics.
@@ -440,13 +447,34 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                "epochs": state.log_lines, "steps": state.step, "processes": accelerator.num_processes,
                "peak_memory_mb": round(max(state.peak_memory_mb, peak_memory_mb())),
                "devices": state.devices, **({"peak_gpu_memory_mb": round(state.peak_gpu_memory_mb)}
-                                            if state.peak_gpu_memory_mb else {}), **({"diverged": diverged} if diverged else {})}
+                                            if state.peak_gpu_memory_mb else {}), **({"diverged": diverged} if diverged else {}),
+               **({"last_epoch_cut": state.cut} if state.cut else {})}
     if accelerator.is_main_process:
         (output / "train_summary.json").write_text(json.dumps(summary, indent=2))
         if (output / BEST_DIR).is_dir():
             write_model_card(output / BEST_DIR, tagger.model.config, summary, config)
     tagger.model = accelerator.unwrap_model(model)
     return summary
+
+
+def _as_recorded(config: TrainingConfig, recorded_file: Path) -> TrainingConfig:
+    """``config`` of a resumed run, checked against the options the run recorded when it started
+    (``entangle train --resume`` reads them back itself): another epoch count or ``max_steps``
+    changed the linear schedule's length mid-run, other rates were ignored (the checkpoint's came
+    back) and another batch size skipped other batches than those trained on. A rate left to its
+    default (``None``) is the one the run started with, should the default have changed since."""
+    if not recorded_file.is_file():  # a checkpoint of a version that did not record them
+        return config
+    recorded = json.loads(recorded_file.read_text())
+    config = replace(config, **{name: recorded[name] for name in ("char_lr", "new_lr")
+                                if getattr(config, name) is None and recorded.get(name) is not None})
+    given = json.loads(json.dumps(asdict(config)))  # as JSON has it: tuples are lists
+    if differ := [f"{name} {recorded[name]!r} -> {given[name]!r}" for name in (f.name for f in fields(TrainingOptions))
+                  if name in recorded and given[name] != recorded[name]]:
+        raise UsageError(f"{config.output_dir}: a resumed run goes on with the options it started with, and these "
+                         f"differ from those in its {TRAINING_CONFIG}: {', '.join(differ)}; give them as recorded, "
+                         "or train anew in another output directory")
+    return config
 
 
 def _sum_dtype(device: torch.device) -> torch.dtype:

@@ -292,6 +292,17 @@ def test_same_seed_same_metrics(tmp_path):
     assert strip(results[0]) == strip(results[1])
 
 
+def _killed_at_training_batch(n: int):
+    """A forward hook that interrupts training at its ``n``-th training batch (dev batches not counted)."""
+    seen = {"batches": 0}
+
+    def hook(module, inputs, output):
+        seen["batches"] += module.training
+        if seen["batches"] == n:
+            raise KeyboardInterrupt("killed")
+    return hook
+
+
 def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
     """A collapsed head (every dev word one label) is recorded each epoch and warned of once."""
     from entangle.data.conll import Sentence
@@ -303,14 +314,17 @@ def test_a_head_that_labels_every_dev_word_alike_is_reported_once(tmp_path):
     with torch.no_grad():  # the character head says O whatever it reads, and the rates barely move it
         head.weight.zero_()
         head.bias.copy_(torch.tensor([100.0 if label == "O" else 0.0 for label in LABELS]))
-    config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=2, lr=1e-9, new_lr=1e-9)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, lr=1e-9, new_lr=1e-9)
+    killing = model.register_forward_hook(_killed_at_training_batch(5))  # the first of epoch 3
     with pytest.warns(UserWarning, match=r"after epoch 1 the char head labels every dev word 'O': it has not begun "
-                                         r"to learn, or has collapsed; if it stays so, try a --new-lr below 1e-09$") as caught:
+                                         r"to learn, or has collapsed; if it stays so, try a --new-lr below 1e-09$") as caught, \
+            pytest.raises(KeyboardInterrupt):
         train(Tagger(model, tokenizer), sentences, sentences, config)
+    killing.remove()
     assert sum("collapsed" in str(w.message) for w in caught) == 1
-    with warnings.catch_warnings(record=True) as caught:  # resumed for a third epoch: reported already
+    with warnings.catch_warnings(record=True) as caught:  # resumed in its third epoch: reported already
         warnings.simplefilter("always")
-        train(Tagger(model, tokenizer), sentences, sentences, replace(config, epochs=3, resume=True))
+        train(Tagger(model, tokenizer), sentences, sentences, replace(config, resume=True))
     assert not [w for w in caught if "collapsed" in str(w.message)]
     log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [record.get("collapsed") for record in log] == [{"char": "O"}] * 3
@@ -327,7 +341,10 @@ def test_a_run_whose_weights_become_nan_ends_with_its_best_model_or_stops(tmp_pa
     sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
     model, tokenizer = tiny_model(m=1)
     config = TrainingConfig(output_dir=str(tmp_path / "run"), epochs=3, batch_size=2, patience=0)
-    train(Tagger(model, tokenizer), sentences, None, replace(config, epochs=1))
+    killing = model.register_forward_hook(_killed_at_training_batch(3))  # the first of epoch 2
+    with pytest.raises(KeyboardInterrupt):
+        train(Tagger(model, tokenizer), sentences, None, config)
+    killing.remove()
     saved = (tmp_path / "run" / CHECKPOINT_DIR / "model.safetensors").read_bytes()
     nan = model.classifiers["subword"].register_forward_hook(lambda module, inputs, output: output * float("nan"))
     with pytest.warns(UserWarning, match=r"training diverged in epoch 2 \(by step 4\): the weights are NaN or infinite; "
@@ -516,6 +533,50 @@ def test_training_batches_reach_a_gpu_from_pinned_memory_without_waiting(tmp_pat
     model, tokenizer = tiny_model(m=1)
     train(Tagger(model, tokenizer), sentences, None, TrainingConfig(output_dir=str(tmp_path), epochs=1, batch_size=2))
     assert [(pinned, non_blocking) for _, pinned, non_blocking in seen] == [(seen[0][0] == "cuda", True)], seen
+
+
+def test_a_resumed_run_goes_on_with_the_options_it_started_with(tmp_path):
+    """Resumed from the API with another epoch count, rate or batch size, a run changed its linear
+    schedule's length mid-run, ignored the rates (the checkpoint's came back) or skipped batches it
+    had not trained on, silently; it is refused, naming what differs. A rate left to its default is
+    the one the run started with."""
+    from entangle.data.conll import Sentence
+    from entangle.options import UsageError
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 4
+    model, tokenizer = tiny_model(m=1)
+    config = TrainingConfig(output_dir=str(tmp_path), epochs=2, batch_size=2, new_lr=1e-3)
+    killing = model.register_forward_hook(_killed_at_training_batch(3))
+    with pytest.raises(KeyboardInterrupt):
+        train(Tagger(model, tokenizer), sentences, None, config)
+    killing.remove()
+    recorded = (tmp_path / "training_config.json").read_text()
+    with pytest.raises(UsageError, match=r"a resumed run goes on with the options it started with, and these differ "
+                                         r"from those in its training_config.json: epochs 2 -> 4, batch_size 2 -> 4; give "
+                                         r"them as recorded, or train anew in another output directory$"):
+        train(Tagger(model, tokenizer), sentences, None, replace(config, epochs=4, batch_size=4, resume=True))
+    assert (tmp_path / "training_config.json").read_text() == recorded
+    summary = train(Tagger(model, tokenizer), sentences, None, replace(config, new_lr=None, resume=True))
+    assert summary["epochs"] == 2 and json.loads((tmp_path / "training_config.json").read_text())["new_lr"] == 1e-3
+
+
+def test_an_epoch_cut_by_max_steps_is_reported_as_cut(tmp_path):
+    """The last epoch, ended by max_steps before its last batch, was counted as an epoch trained."""
+    from entangle.data.conll import Sentence
+    from entangle.training import TrainingConfig, train
+
+    sentences = [Sentence(["Peter", "lives", "in", "New", "York"], ["B-PER", "O", "O", "B-LOC", "I-LOC"])] * 10
+    model, tokenizer = tiny_model(m=1)
+    summary = train(Tagger(model, tokenizer), sentences, sentences[:2],
+                    TrainingConfig(output_dir=str(tmp_path), epochs=3, batch_size=2, max_steps=8))
+    assert summary["epochs"] == 2 and summary["last_epoch_cut"] == {"batches": 3, "of": 5}
+    log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [record.get("cut") for record in log] == [None, {"batches": 3, "of": 5}]
+    assert "the last cut by max_steps after 3 of its 5 batches" in (tmp_path / "model" / "README.md").read_text()
+    full = train(Tagger(*tiny_model(m=1)), sentences, sentences[:2],
+                 TrainingConfig(output_dir=str(tmp_path / "full"), epochs=3, batch_size=2, max_steps=10))
+    assert "last_epoch_cut" not in full  # max_steps at an epoch's last batch cuts nothing
 
 
 def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
