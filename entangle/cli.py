@@ -235,12 +235,20 @@ def run_export_onnx(args: argparse.Namespace) -> None:
     print(f"{output}: {graphs} (checked against PyTorch); run with entangle predict/evaluate {output}", file=sys.stderr)
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether ``text`` is a file's path; a text too long to be one is none (the check failed on it)."""
+    try:
+        return Path(text).is_file()
+    except OSError:  # ENAMETOOLONG and the like
+        return False
+
+
 def run_attention(args: argparse.Namespace) -> None:
     from .attention import check_picture_path, cross_attention, draw
     from .data.words import split_words
 
     check_picture_path(args.output)  # before the model loads and runs
-    if Path(args.text).is_file():
+    if _names_a_file(args.text):
         warnings.warn(f"{args.text} is a file: its name is drawn as the text (give the text itself)")
     words = split_words(args.text)
     attention = cross_attention(_tagger(args.model, device=args.device), words)

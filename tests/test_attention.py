@@ -132,3 +132,16 @@ def test_other_warnings_while_drawing_keep_the_filters(tmp_path, monkeypatch):
     assert [str(w.message) for w in caught] == []
     with pytest.warns(UserWarning, match="a layout warning"):
         draw(attention, tmp_path / "b.png")
+
+
+def test_a_text_too_long_for_a_file_name_is_drawn(tmp_path, monkeypatch, capsys):
+    """The command checks whether its text names a file; past the system's 255 bytes that check
+    failed (File name too long) and nothing was drawn."""
+    from entangle import cli
+
+    model, tokenizer = tiny_model(m=1)
+    monkeypatch.setattr(cli, "_tagger", lambda path, device: Tagger(model, tokenizer))
+    text = " ".join(WORDS * 12)  # 312 characters
+    cli.main(["attention", "unused", text, "--output", str(tmp_path / "a.png")])
+    assert (tmp_path / "a.png").read_bytes().startswith(b"\x89PNG")
+    assert capsys.readouterr().err.endswith(" of 60\n")  # the first window of its 60 words

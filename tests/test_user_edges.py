@@ -146,6 +146,16 @@ def test_missing_tokenizer(copy, tmp_path, capsys):
     assert predict_error(str(model), tmp_path, capsys) == f"{model}/tokenizer.json: missing"
 
 
+def test_a_missing_tokenizer_of_a_tokenizer_class_with_its_own_vocabulary_files(copy, tmp_path, capsys):
+    """Told its class is BertTokenizer and given no vocabulary file, transformers builds one of the
+    special tokens alone: every word was [UNK], and predict answered, silently."""
+    model = copy("model")
+    (model / "tokenizer.json").unlink()
+    settings = json.loads((model / "tokenizer_config.json").read_text())
+    (model / "tokenizer_config.json").write_text(json.dumps({**settings, "tokenizer_class": "BertTokenizer"}))
+    assert predict_error(str(model), tmp_path, capsys) == f"{model}/tokenizer.json: missing"
+
+
 def test_a_tokenizer_file_that_does_not_parse(copy, tmp_path, capsys):
     model = copy("model")
     (model / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "Nope"}}')

@@ -124,14 +124,20 @@ def load_tokenizer(directory: Path, **kwargs):
     """The tokenizer saved in ``directory``; a missing or unreadable ``tokenizer.json`` is named."""
     from transformers import AutoTokenizer
 
+    file = directory / "tokenizer.json"
     try:
-        return AutoTokenizer.from_pretrained(directory, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
     except Exception as err:  # tokenizers raises a bare Exception on a file it cannot parse
-        file = directory / "tokenizer.json"
         if not isinstance(err, (OSError, ValueError)) and not file.is_file():
             raise
         problem = "missing" if not file.is_file() else f"truncated or corrupt ({first_line(err)})"
         raise ModelLoadError(f"{file}: {problem}") from None
+    # Without tokenizer.json or another vocabulary file, transformers builds a tokenizer of the
+    # special tokens alone, and every word became [UNK], silently.
+    if len(tokenizer) <= len(set(tokenizer.all_special_ids)):
+        raise ModelLoadError(f"{file}: missing" if not file.is_file()
+                             else f"{file}: no vocabulary beyond its {len(tokenizer)} special tokens")
+    return tokenizer
 
 
 def first_line(error: BaseException) -> str:

