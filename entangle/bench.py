@@ -350,7 +350,7 @@ def _history(log: Path, score: str) -> list[dict]:
         entry = json.loads(line)
         dev = {side: {score: metrics[score]} for side, metrics in entry.get("dev", {}).items()}
         history.append({"epoch": entry["epoch"], "step": entry["step"], "train_loss": entry["train_loss"], "dev": dev,
-                        **({"collapsed": entry["collapsed"]} if "collapsed" in entry else {})})
+                        **{key: entry[key] for key in ("collapsed", "cut") if key in entry}})
     return history
 
 

@@ -394,12 +394,13 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
                         break
                     read_loss()
                     checkpoint()
+                    summed_loss.fill_(state.loss_sum)  # under several processes, their mean now
         read_loss()
-        if out_of_steps() and state.batches_done < len(loader):  # the last epoch, cut short
-            state.cut = {"batches": state.batches_done, "of": len(loader)}
         # Before anything is saved: the last checkpoint and the best model stay those of finite weights.
         if diverged or (diverged := _diverged(model, state, config)):
             break
+        if out_of_steps() and state.batches_done < len(loader):  # the last epoch, cut short
+            state.cut = {"batches": state.batches_done, "of": len(loader)}
         # Every process's batches: each decides alone on the best epoch and on stopping (without a
         # dev set by this loss), and processes that decided differently would wait on each other.
         loss_sum, batches_done = state.loss_sum, state.batches_done
@@ -465,16 +466,25 @@ def _as_recorded(config: TrainingConfig, recorded_file: Path) -> TrainingConfig:
     default (``None``) is the one the run started with, should the default have changed since."""
     if not recorded_file.is_file():  # a checkpoint of a version that did not record them
         return config
+    # As these options read it today (an older version recorded patience None for 0), but for the
+    # rates it left unresolved (None) and save_steps, which places checkpoints and changes nothing.
     recorded = json.loads(recorded_file.read_text())
+    known = {item.name: recorded[item.name] for item in fields(TrainingOptions) if item.name in recorded}
+    recorded = {name: value for name, value in _as_json(TrainingOptions(**known)).items()
+                if name in known and known[name] is not None and name != "save_steps"}
     config = replace(config, **{name: recorded[name] for name in ("char_lr", "new_lr")
-                                if getattr(config, name) is None and recorded.get(name) is not None})
-    given = json.loads(json.dumps(asdict(config)))  # as JSON has it: tuples are lists
-    if differ := [f"{name} {recorded[name]!r} -> {given[name]!r}" for name in (f.name for f in fields(TrainingOptions))
-                  if name in recorded and given[name] != recorded[name]]:
+                                if getattr(config, name) is None and name in recorded})
+    given = _as_json(config)
+    if differ := [f"{name} {value!r} -> {given[name]!r}" for name, value in recorded.items() if given[name] != value]:
         raise UsageError(f"{config.output_dir}: a resumed run goes on with the options it started with, and these "
                          f"differ from those in its {TRAINING_CONFIG}: {', '.join(differ)}; give them as recorded, "
                          "or train anew in another output directory")
     return config
+
+
+def _as_json(options: TrainingOptions) -> dict:
+    """The options' values as JSON has them (tuples are lists)."""
+    return json.loads(json.dumps(asdict(options)))
 
 
 def _sum_dtype(device: torch.device) -> torch.dtype:

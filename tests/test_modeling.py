@@ -557,6 +557,9 @@ def test_a_resumed_run_goes_on_with_the_options_it_started_with(tmp_path):
                                          r"them as recorded, or train anew in another output directory$"):
         train(Tagger(model, tokenizer), sentences, None, replace(config, epochs=4, batch_size=4, resume=True))
     assert (tmp_path / "training_config.json").read_text() == recorded
+    # As an older version recorded it: rates unresolved, patience None for 0; save_steps only places checkpoints.
+    older = {**json.loads(recorded), "char_lr": None, "patience": None, "save_steps": 7}
+    (tmp_path / "training_config.json").write_text(json.dumps(older))
     summary = train(Tagger(model, tokenizer), sentences, None, replace(config, new_lr=None, resume=True))
     assert summary["epochs"] == 2 and json.loads((tmp_path / "training_config.json").read_text())["new_lr"] == 1e-3
 
