@@ -572,6 +572,18 @@ def test_an_epoch_cut_by_max_steps_is_reported_as_cut(tmp_path):
     full = train(Tagger(*tiny_model(m=1)), sentences, sentences[:2],
                  TrainingConfig(output_dir=str(tmp_path / "full"), epochs=3, batch_size=2, max_steps=10))
     assert "last_epoch_cut" not in full  # max_steps at an epoch's last batch cuts nothing
+    diverging, _ = tiny_model(m=1)
+    seen = {"batches": 0}
+
+    def nan_from_the_seventh_batch(module, inputs, output):
+        seen["batches"] += module.training
+        return output * float("nan") if seen["batches"] >= 7 else output
+
+    diverging.classifiers["subword"].register_forward_hook(nan_from_the_seventh_batch)
+    with pytest.warns(UserWarning, match=r"training diverged in epoch 2 \(by step 8\)"):
+        ended = train(Tagger(diverging, tokenizer), sentences, sentences[:2],
+                      TrainingConfig(output_dir=str(tmp_path / "diverged"), epochs=3, batch_size=2, max_steps=8))
+    assert ended["diverged"] == {"epoch": 2, "step": 8} and "last_epoch_cut" not in ended  # diverged, not cut
 
 
 def test_pretrained_encoders_train_with_lr_and_everything_new_with_new_lr():
