@@ -45,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import time
+import unicodedata
 from argparse import ArgumentTypeError
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -202,9 +203,12 @@ def _check_distinct(path: Path, config: BenchConfig) -> None:
         raise BenchConfigError(f"{path}: seeds: {', '.join(map(str, outside))} outside 0 to 2**32 - 1")
     for key, names, folder in (("systems", list(config.systems), _slug),
                                ("datasets", config.datasets, lambda name: _slug(Path(name).name))):
+        if unplaced := [name for name in names if not folder(name).strip(".")]:
+            raise BenchConfigError(f"{path}: {key}: {unplaced[0]!r} gives the run directory {folder(unplaced[0])!r}, "
+                                   "which is none of its own (the folder above, or the dataset's): rename it")
         by_folder: dict[str, list[str]] = {}
-        for name in names:
-            by_folder.setdefault(folder(name), []).append(name)
+        for name in names:  # as a file system that ignores case (macOS, Windows) or the form of accents sees it
+            by_folder.setdefault(unicodedata.normalize("NFC", folder(name)).casefold(), []).append(name)
         if shared := [group for group in by_folder.values() if len(group) > 1]:
             raise BenchConfigError(f"{path}: {key}: {' and '.join(map(repr, shared[0]))} would share the run directory "
                                    f"{folder(shared[0][0])!r}: rename one")
@@ -304,12 +308,12 @@ def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -
     return ["--data", dataset, "--seed", str(seed), *_options({**config.train, **config.systems[system]})]
 
 
-def data_options(config: BenchConfig, system: str) -> dict:
-    """The run's options on how its data is read (``data_dir``, columns, fields): its test set is
-    scored, and copied with noise, as its training read its training set."""
-    names = data_option_names()
-    return {key.replace("-", "_"): value for key, value in {**config.train, **config.systems[system]}.items()
-            if key.replace("-", "_") in names}
+def data_options(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
+    """The run's options on how its data is read (``data_dir``, columns, fields) that it sets: its
+    test set is scored, and copied with noise, as its training read its training set (options a
+    system's ``config:`` file sets included)."""
+    resolved, defaults = resolved_options(train_arguments(config, dataset, system, seed)), train_defaults()
+    return {key: resolved[key] for key in data_option_names() if key in resolved and resolved[key] != defaults.get(key)}
 
 
 # Options that say where a run goes, not what it computes.
@@ -370,7 +374,9 @@ def finished_result(config: BenchConfig, dataset: str, system: str, seed: int) -
     if ran != wanted:
         raise BenchConfigError(f"{path}: ran `{result['command']}` with {_differences(ran, wanted)}; "
                                f"rename the system {system!r} or move the old result away")
-    return result
+    # The same run under another name that gives the same folder (`ent (m=1)` renamed `ent [m=1]`):
+    # the tables, comparisons and plots know it by the grid's name.
+    return {**result, "system": system}
 
 
 def _as_run(recorded: dict, wanted: dict) -> dict:
@@ -382,9 +388,8 @@ def _as_run(recorded: dict, wanted: dict) -> dict:
 
 def _check_resumable(directory: Path, wanted: dict) -> None:
     """Refuse to continue an interrupted run whose options the grid has changed since it started."""
-    saved = upgraded(read_record(directory / RUN_ARGS, "entangle train"))
-    ran = {key: saved[key] for key in wanted if key in saved}  # options added since take their defaults
-    wanted = {key: wanted[key] for key in ran}
+    # An option added since the run started trains at its default when resumed: compared as that.
+    ran = _as_run(read_record(directory / RUN_ARGS, "entangle train"), wanted)
     if ran != wanted:
         raise BenchConfigError(f"{directory}: started with {_differences(ran, wanted)}; "
                                "delete the directory to start the run again with the grid's options")
@@ -397,11 +402,20 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
 
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
+    reading = data_options(config, dataset, system, seed)
     if (result := finished_result(config, dataset, system, seed)) is not None:
+        # Noisy copies added to the grid since the run finished: its model, where it remains, is scored on them.
+        missing = [v for v in config.noisy_tests if v not in result.get("noisy_test", {})]
+        if missing and (directory / "model").is_dir():
+            noisy, kept = _score_noisy(directory, dataset, missing, reading, env)
+            result = {**result, "noisy_test": {**result.get("noisy_test", {}), **noisy}}
+            for name, source in kept.items():
+                keep_predictions(source, results / name)
+            (results / RESULT).write_text(json.dumps(result, indent=2))
         return result
     arguments = train_arguments(config, dataset, system, seed)
     entangle = [sys.executable, "-m", "entangle.cli"]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
     if (directory / CHECKPOINT_DIR).is_dir():  # interrupted: continue exactly where it stopped
         _check_resumable(directory, resolved_options(arguments))
@@ -410,15 +424,9 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         shutil.rmtree(directory, ignore_errors=True)
         subprocess.run([*entangle, "train", *arguments, "--output", str(directory)], check=True, env=env)
     predictions = directory / "test_predictions.json"
-    reading = data_options(config, system)
     test = evaluate_run(directory, dataset, directory / "test.json", predictions, env, reading)
-    noisy, kept = {}, {predictions_file(): predictions}
-    for variant in config.noisy_tests:  # the same model on noisy copies of the test set
-        attack, _, rate = variant.partition("@")
-        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant, dataset, reading.get("data_dir"))
-        subprocess.run([*entangle, "perturb", "--data", dataset, *_options(reading), "--split", "test", "--attack",
-                        attack, "--rate", rate, "--output", str(copy)], check=True, env=env)
-        noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env, reading)["results"]
+    noisy, kept = _score_noisy(directory, dataset, config.noisy_tests, reading, env)
+    kept[predictions_file()] = predictions
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed, "task": test["task"],
@@ -442,6 +450,20 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     # three times the model) is what fills a disk over a grid.
     shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
     return result
+
+
+def _score_noisy(directory: Path, dataset: str, variants: list[str], reading: dict,
+                 env: dict | None) -> tuple[dict, dict[str, Path]]:
+    """The run's model on noisy copies of the test set (``ATTACK@RATE``, ``entangle perturb``, seed
+    0): the scores per copy, and the predictions files to keep, by the name they are kept under."""
+    noisy, kept = {}, {}
+    for variant in variants:
+        attack, _, rate = variant.partition("@")
+        copy, scores, kept[predictions_file(variant)] = noisy_test_paths(directory, variant, dataset, reading.get("data_dir"))
+        subprocess.run([sys.executable, "-m", "entangle.cli", "perturb", "--data", dataset, *_options(reading), "--split",
+                        "test", "--attack", attack, "--rate", rate, "--output", str(copy)], check=True, env=env)
+        noisy[variant] = evaluate_run(directory, copy, scores, kept[predictions_file(variant)], env, reading)["results"]
+    return noisy, kept
 
 
 # ---------------------------------------------------------------------------------- summaries
@@ -511,8 +533,10 @@ def noisy_table(dataset: str, results: list[dict], variants: list[str]) -> str:
     columns = ["clean", *variants]
     lines = ["| system | side | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
     for (system, side), row in cells.items():
-        lines.append(f"| {system} | {side} | " + " | ".join(_mean_std(_stats(row[c])) if c in row else "–"
-                                                             for c in columns) + " |")
+        runs = len(row.get("clean", []))  # a copy scored on fewer runs says so: its mean is over other seeds
+        lines.append(f"| {system} | {side} | " + " | ".join(
+            (_mean_std(_stats(row[c])) + (f" ({len(row[c])} of {runs} runs)" if len(row[c]) != runs else ""))
+            if c in row else "–" for c in columns) + " |")
     return "Test sets with noise (`entangle perturb`, seed 0; ATTACK@RATE):\n\n" + "\n".join(lines)
 
 
@@ -559,8 +583,11 @@ def macro_average(summary: dict, datasets: list[str]) -> dict:
     macro: dict = {}
     for system, side in keys:
         present = [e for d in datasets if (e := summary.get(d, {}).get(system, {}).get(side)) is not None]
-        seeds = sorted(set.intersection(*(set(e["seeds"]) for e in present))) if len(present) == len(datasets) else []
-        row = {"score": present[0]["score"], "datasets": len(present), "of": len(datasets), "seeds": seeds}
+        scores = sorted({e["score"] for e in present})  # NER's F1 and POS's accuracy make no one mean
+        complete = len(present) == len(datasets) and len(scores) == 1
+        seeds = sorted(set.intersection(*(set(e["seeds"]) for e in present))) if complete else []
+        row = {"score": present[0]["score"], "datasets": len(present), "of": len(datasets), "seeds": seeds,
+               **({"scores": scores} if len(scores) > 1 else {})}
         for key in ("dev", "test") if seeds else ():
             row[key] = _stats([statistics.mean(e[key]["values"][e["seeds"].index(s)] for e in present) for s in seeds])
         macro.setdefault(system, {})[side] = row
@@ -574,6 +601,9 @@ def macro_table(macro: dict) -> str:
     score, count = rows[0][2]["score"], rows[0][2]["of"]
     lines = [f"| system | side | seeds | dev {score} | test {score} | test per seed |", "|---|---|---|---|---|---|"]
     for system, side, row in rows:
+        if "scores" in row:
+            lines.append(f"| {system} | {side} | - | not averaged: its datasets score {' and '.join(row['scores'])} | | |")
+            continue
         if not row["seeds"]:
             lines.append(f"| {system} | {side} | - | incomplete: {row['datasets']} of {row['of']} datasets | | |")
             continue
@@ -695,6 +725,18 @@ def _same_test(a: tuple[list, str | None], b: tuple[list, str | None]) -> bool:
     return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
 
 
+def plotted_as(config: BenchConfig, system: str) -> tuple[int, str]:
+    """A system's m (from its options over the budget's: a grid may set m for every system) and
+    its options other than m and the side, which tell its line from the other systems'."""
+    options, merged = config.systems[system], {**config.train, **config.systems[system]}
+    fields_of = {key: train_option_names().get(key.replace("-", "_")) for key in merged}
+    m = ModelOptions(**{fields_of[key]: value for key, value in merged.items()
+                        if fields_of[key] in MODEL_FIELDS}).resolved().coattention_layers
+    variant = ", ".join(key if value is True else f"{key} {value}" for key, value in options.items()
+                        if fields_of[key] not in ("coattention_layers", "side"))
+    return m, variant
+
+
 def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     """Score against m for the systems that differ only in m (each side a line, with the standard
     deviation as error bars); every other system as a horizontal line."""
@@ -705,12 +747,7 @@ def plot(dataset: str, systems: dict, config: BenchConfig, png: Path) -> None:
     grouped: dict[str, list] = {}
     flat = []
     for system, sides in systems.items():
-        options = config.systems[system]
-        fields_of = {key: train_option_names().get(key.replace("-", "_")) for key in options}
-        m = ModelOptions(**{fields_of[key]: value for key, value in options.items()
-                            if fields_of[key] in MODEL_FIELDS}).resolved().coattention_layers
-        variant = ", ".join(key if value is True else f"{key} {value}" for key, value in options.items()
-                            if fields_of[key] not in ("coattention_layers", "side"))
+        m, variant = plotted_as(config, system)
         for side, entry in sides.items():
             if m > 0:
                 grouped.setdefault(f"{side} side" + (f" ({variant})" if variant else ""), []).append((m, entry["test"]))

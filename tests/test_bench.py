@@ -18,11 +18,15 @@ from entangle.bench import (
     BenchRunError,
     compare,
     comparison_line,
+    data_options,
     decoding_table,
     finished_result,
+    macro_average,
+    macro_table,
     markdown_table,
     noisy_table,
     paired_bootstrap,
+    plotted_as,
     predictions_file,
     result_dir,
     report,
@@ -117,6 +121,17 @@ def test_grid_runs_resumes_and_reports(tmp_path, encoders):  # noqa: F811
     macro = summary["macro_average"]["entangle m=1"]["char"]
     assert macro["test"]["mean"] == pytest.approx(summary["summary"][str(data)]["entangle m=1"]["char"]["test"]["mean"])
     assert "### Macro average over 1 dataset\n\n| system | side | seeds |" in markdown
+    # A noisy copy added to the grid since: the finished runs' models are scored on it, not trained again.
+    trained = (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "train_summary.json").stat().st_mtime_ns
+    config.write_text(json.dumps({**json.loads(config.read_text()), "noisy_tests": ["charbert@1.0", "lower@1.0", "lower@0.5"]}))
+    main(["bench", str(config)])
+    rescored = json.loads((run / "result.json").read_text())
+    assert set(rescored["noisy_test"]) == {"charbert@1.0", "lower@1.0", "lower@0.5"}
+    assert {k: v for k, v in rescored.items() if k != "noisy_test"} == {k: v for k, v in result.items() if k != "noisy_test"}
+    assert (run / "test_predictions_lower_0.5.json.gz").is_file()
+    assert (tmp_path / "bench" / "tiny" / "entangle_m=1" / "seed-2" / "train_summary.json").stat().st_mtime_ns == trained
+    markdown = (tmp_path / "bench" / "RESULTS.md").read_text()
+    assert "| system | side | clean | charbert@1.0 | lower@1.0 | lower@0.5 |" in markdown
     # Rerunning trains nothing, even on a machine without the models (output gone): finished runs
     # are read back from results, and the report (with its bootstrap) is the same.
     stamp = (run / "result.json").stat().st_mtime_ns
@@ -256,6 +271,11 @@ def test_the_noisy_table_leaves_a_copy_a_run_was_not_scored_on_empty(tmp_path):
     result["noisy_test"] = {"charbert@1.0": {"subword": {"f1": 0.25}}}  # scored before lower@1.0 joined the grid
     table = noisy_table("wnut17", [result], ["charbert@1.0", "lower@1.0"])
     assert "| a | subword | 50.00 | 25.00 | – |" in table
+    # Scored on the copy at one seed of two: its mean is another seeds' than the clean one's, and says so.
+    other = fake_result(config, "wnut17", "a", 2, {"subword": 0.3})
+    other["noisy_test"] = {}
+    table = noisy_table("wnut17", [result, other], ["charbert@1.0"])
+    assert "| a | subword | 40.00 ± 14.14 | 25.00 (1 of 2 runs) |" in table
 
 
 def test_the_decoding_table_shows_what_constrained_decoding_changed(tmp_path):
@@ -269,6 +289,17 @@ def test_the_decoding_table_shows_what_constrained_decoding_changed(tmp_path):
     assert "| a | subword | 2 | 45.00 ± 7.07 | 44.50 ± 4.95 | +0.50 ± 2.12 |" in table
     assert "| b |" not in table  # a run that recorded one decoding has no row
     assert decoding_table("wnut17", results[:0]) == ""
+
+
+def test_a_macro_average_over_f1_and_accuracy_is_not_made():
+    """NER's F1 and POS's accuracy were averaged into one number headed "f1"."""
+    def entry(score, value):
+        return {"score": score, "seeds": [1], "dev": {"values": [value]}, "test": {"values": [value]}}
+
+    summary = {"wnut17": {"a": {"subword": entry("f1", 40.0)}}, "tweebank": {"a": {"subword": entry("accuracy", 90.0)}}}
+    macro = macro_average(summary, ["wnut17", "tweebank"])
+    assert macro["a"]["subword"]["seeds"] == [] and "test" not in macro["a"]["subword"]
+    assert "| a | subword | - | not averaged: its datasets score accuracy and f1 |" in macro_table(macro)
 
 
 def test_macro_average_over_datasets_per_seed(tmp_path):
@@ -352,6 +383,52 @@ def test_an_interrupted_run_edited_since_is_not_resumed(tmp_path):
     assert not run_dir(config, "lang-a", "new", 42).exists()  # refused before the grid trains anything
 
 
+def test_an_interrupted_run_resumes_only_if_an_option_it_did_not_record_is_at_its_default(tmp_path):
+    """An option added to entangle train after the run started trains at its default when the run
+    resumes: a grid that sets it otherwise was resumed all the same, and recorded the grid's value."""
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "patience": 7}})
+    directory = run_dir(config, "lang-a", "ent", 42)
+    (directory / "checkpoint").mkdir(parents=True)
+    options = resolved_options(train_arguments(config, "lang-a", "ent", 42))
+    del options["patience"]  # recorded before the option existed
+    (directory / "run_args.json").write_text(json.dumps({**options, "output": str(directory)}))
+    with pytest.raises(BenchConfigError, match=r"ent/seed-42: started with patience 3 \(grid: 7\); delete"):
+        run_bench(config)
+
+
+def test_a_renamed_system_that_keeps_its_folder_reports_under_its_new_name(tmp_path):
+    """`ent (m=1)` renamed `ent [m=1]` (one folder, the same options) reused its result under the
+    old name: a comparison of it found nothing and the plot failed on the name (KeyError)."""
+    old = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], seeds=[1],
+                      systems={"sub": {"m": 0, "side": "subword"}, "ent (m=1)": {"m": 1}})
+    for system, scores in (("sub", {"subword": 0.5}), ("ent (m=1)", {"subword": 0.6, "char": 0.4})):
+        directory = run_dir(old, "lang-a", system, 1)
+        directory.mkdir(parents=True)
+        (directory / "result.json").write_text(json.dumps(fake_result(old, "lang-a", system, 1, scores)))
+    renamed = BenchConfig(output=old.output, datasets=old.datasets, seeds=old.seeds,
+                          systems={"sub": old.systems["sub"], "ent [m=1]": {"m": 1}})
+    assert finished_result(renamed, "lang-a", "ent [m=1]", 1)["system"] == "ent [m=1]"
+    markdown = run_bench(renamed, report_only=True)  # with its plot
+    assert "| ent [m=1] | subword | 1 |" in markdown and "(m=1)" not in markdown
+    assert set(json.loads((tmp_path / "bench" / "summary.json").read_text())["summary"]["lang-a"]) == {"sub", "ent [m=1]"}
+
+
+def test_the_test_set_is_read_with_the_options_a_systems_config_file_sets(tmp_path):
+    """Training read a system's --config file; the test set's evaluate and perturb were given only
+    the reading options written in the grid itself, so they read another copy of the data."""
+    (tmp_path / "run.yaml").write_text(f"data-dir: {tmp_path / 'my-data'}\nragged-columns: true\n")
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], train={"token-column": 1},
+                         systems={"a": {"config": str(tmp_path / "run.yaml")}})
+    assert data_options(config, "lang-a", "a", 42) == {"data_dir": str(tmp_path / "my-data"), "token_column": 1,
+                                                       "ragged_columns": True}
+
+
+def test_the_plot_places_a_system_at_the_m_its_budget_sets():
+    config = BenchConfig(output="x", datasets=["lang-a"], train={"m": 0, "side": "subword"},
+                         systems={"a": {}, "b": {"m": 2, "side": "both", "train-lowercase": 0.2}})
+    assert plotted_as(config, "a") == (0, "") and plotted_as(config, "b") == (2, "train-lowercase 0.2")
+
+
 def test_a_mistyped_option_stops_the_grid_before_training(tmp_path, capsys):
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"ent": {"m": 1, "sides": "both"}})
     with pytest.raises(BenchConfigError, match=r"`entangle train --data lang-a --seed 42 -m 1 --sides both` is not a "
@@ -407,6 +484,11 @@ def test_bad_configs_are_named(tmp_path):
     ("noisy_tests: ['charbert@0.5', 'charbert@.5']", "noisy_tests: charbert@.5, charbert@0.5 listed more than once"),
     ("datasets: [/a/data, /b/data]", "datasets: '/a/data' and '/b/data' would share the run directory 'data': rename one"),
     ("systems: {m 1: {m: 1}, m_1: {m: 0}}", "systems: 'm 1' and 'm_1' would share the run directory 'm_1': rename one"),
+    # One folder where case is ignored (macOS, Windows), or none of the run's own ('..': the dataset's).
+    ("systems: {CharBERT: {m: 0}, charbert: {m: 1}}",
+     "systems: 'CharBERT' and 'charbert' would share the run directory 'CharBERT': rename one"),
+    ("systems: {'..': {m: 0}}", "systems: '..' gives the run directory '..', which is none of its own "
+     "(the folder above, or the dataset's): rename it"),
     ("seeds: [-1]", "seeds: -1 outside 0 to 2**32 - 1"),
     ("systems: {a: {1: 2}}", "system 'a': option 1 is not a name (an option of entangle train)"),
     ("systems: {a: {epochs: false}}", "system 'a': epochs: false would leave the option out; give its value"),
