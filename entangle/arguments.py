@@ -22,7 +22,7 @@ from .noise import ATTACK_NAMES
 from .options import (BUILTIN_CHAR, DEFAULT_SUBWORD, DISTILL_LOSSES, MAX_SEED, MIXED_PRECISIONS, OBJECTIVES, ConfigError,
                       char_encoder_kind, default_char_lr)
 from .schema import PRETRAINED_MODEL_OPTIONS, ModelOptions, TrainingOptions, values_of
-from .tasks import TASKS, Task
+from .tasks import TASKS
 
 COMPILE_HELP = ("run the PyTorch model through torch.compile (dynamic shapes): a minute or two of compiling first; "
                 "on 2 CPU cores inference then ran 1.00-1.33x as fast as eager for m=2, depending on the run "
@@ -383,22 +383,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.coattention_layers, args.side = model.coattention_layers, model.side
         args.isolate_sides, args.joint_head, args.predict_side = model.isolate_sides, model.joint_head, model.predict_side
         args.alignment_bias = model.alignment_bias
-        task = _train_task(args)
-        if args.char_lr is None:  # before the task's rate is filled in: a given --new-lr moves it
-            args.char_lr = default_char_lr(*char_encoder_kind(args.char), args.lr, args.new_lr,
-                                           task and task.builtin_char_lr)
+        if args.char_lr is None:  # before the task's rate is filled in: only a given --new-lr moves it
+            args.char_lr = default_char_lr(*char_encoder_kind(args.char), args.lr, args.new_lr)
         if args.new_lr is None:
-            args.new_lr = task and task.new_lr
+            args.new_lr = _task_new_lr(args)
     return args
 
 
-def _train_task(args: argparse.Namespace) -> Task | None:
-    """The task that ``entangle train`` will read its data for (its default rates); ``None`` where
-    the data cannot be listed (loading it says why in one line)."""
+def _task_new_lr(args: argparse.Namespace) -> float | None:
+    """The rate of the new parts for the task that ``entangle train`` will read its data for;
+    ``None`` where the data cannot be listed (loading it says why in one line)."""
     try:
-        return TASKS[data_task(args.data, data_dir=args.data_dir, task=args.task, train=args.train, dev=args.dev)]
+        task = data_task(args.data, data_dir=args.data_dir, task=args.task, train=args.train, dev=args.dev)
     except OSError:
         return None
+    return TASKS[task].new_lr
 
 
 def _train_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

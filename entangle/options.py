@@ -93,20 +93,15 @@ def trained_sides(side: str, joint_head: bool) -> tuple[str, ...]:
 BUILTIN_CHAR_LR = 5e-4
 
 
-def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float | None,
-                    task_rate: float | None = None) -> float:
+def default_char_lr(builtin: bool, pretrained: bool, lr: float, new_lr: float | None) -> float:
     """The character encoder's learning rate unless told: a pretrained transformer (CANINE) fine-tunes
     at ``lr`` like the subword encoder; the built-in BiLSTM learns at a rate for new layers even when
     pretrained, being small and briefly pretrained (WNUT-17, m=2, joint head: 5e-4 gave the character
     side 31.52 F1 where 5e-5 gave 26.18, benchmarks/RESULTS.md): ``new_lr`` when one is given,
-    else, pretrained, the task's rate for it (``Task.builtin_char_lr``), and ``BUILTIN_CHAR_LR``
-    from scratch (it learnt faster at higher rates, never measured at NER's lower one) or where
-    the task is not known."""
+    else ``BUILTIN_CHAR_LR``, whatever the task's rate for the other new parts."""
     if pretrained and not builtin:
         return lr
-    if new_lr is not None:
-        return new_lr
-    return task_rate if pretrained and task_rate is not None else BUILTIN_CHAR_LR
+    return BUILTIN_CHAR_LR if new_lr is None else new_lr
 
 
 def char_encoder_kind(char: str) -> tuple[bool, bool]:

@@ -150,12 +150,12 @@ class TrainingOptions:
     # randomly initialised encoder start from scratch and need a larger step to learn in time.
     lr: float = option(5e-5, "learning rate of pretrained encoders")
     new_lr: float | None = option(None, "learning rate of co-attention, projections, heads and randomly "
-                                  "initialised encoders (default: the task's: 1e-4 for NER and text classification, "
-                                  "5e-4 for other word tags and character tagging)")
+                                  "initialised encoders (default: the task's: 5e-4 for word and character tagging, "
+                                  "1e-4 for text classification)")
     char_lr: float | None = option(None, "learning rate of the character encoder (default: --lr for a pretrained "
-                                   "transformer such as CANINE; for the built-in encoder --new-lr when given, else "
-                                   "builtin-en at the task's rate for it (1e-4 for NER, 5e-4 otherwise) and one from "
-                                   "scratch at 5e-4: small and briefly pretrained, it learns too little at --lr)")
+                                   "transformer such as CANINE; for the built-in encoder, from scratch or pretrained, "
+                                   "--new-lr when given, else 5e-4 for every task: small and briefly pretrained, it "
+                                   "learns too little at --lr)")
     # A multilingual vocabulary (XLM-R's 250k pieces) makes the input embeddings most of the model:
     # updating them all with AdamW is most of a CPU step, while a small training set touches few rows.
     freeze_subword_embeddings: bool = option(False, "keep the subword encoder's input embeddings fixed: with a "

@@ -24,7 +24,6 @@ from .data.labels import UnknownLabelError, build_labels
 from .decoding import DECODINGS, argmax_decode, iob2_viterbi
 from .metrics import (accuracy_counts, accuracy_of_counts, char_accuracy, class_counts, classification_scores,
                       entity_counts, entity_scores, f1_of_counts, macro_f1_of_counts, token_accuracy)
-from .options import BUILTIN_CHAR_LR
 
 UNITS = ("word", "char", "text")
 
@@ -44,11 +43,8 @@ class Task:
     sides: tuple[str, ...] = ("subword", "char")
     #: Whether some label sequences are invalid (IOB2), so constrained decoding differs from argmax.
     has_label_grammar: bool = False
-    #: The learning rate of the new parts (``--new-lr``) unless told.
+    #: The learning rate of the new parts (``--new-lr``) unless told: chosen on NER (WNUT-17).
     new_lr: float = 5e-4
-    #: The pretrained built-in character encoder's rate (``builtin-en``) unless told (``--char-lr``,
-    #: or a given ``--new-lr``); from scratch it learns at ``BUILTIN_CHAR_LR``.
-    builtin_char_lr: float = BUILTIN_CHAR_LR
     description: str
     #: The examples the task trains on and scores, for messages.
     example_kind: str = "entangle.data.conll.Sentence with tags"
@@ -155,11 +151,6 @@ class Task:
 class NerTask(Task):
     name, unit, main_score = "ner", "word", "f1"
     has_label_grammar = True
-    # The new parts and the built-in character encoder at a fifth of tagging's 5e-4 (session 53): on
-    # WNUT-17 ahead over three seeds both at train's own 5 epochs (+0.88 [-0.62, +2.42] joint F1)
-    # and converged (+1.00 [-0.36, +2.43]), m=2 of the ablation +2.50 [+1.03, +3.99]
-    # (benchmarks/RESULTS.md, "The default rate").
-    new_lr = builtin_char_lr = 1e-4
     description = "named entities as IOB2 word tags; entity P/R/F1 (seqeval, strict)"
 
     def gold(self, example) -> list[str]:
@@ -191,8 +182,6 @@ class TaggingTask(NerTask):
 
     name, unit, main_score = "tagging", "word", "accuracy"
     has_label_grammar = False
-    # Tweebank POS at train's own budget lost a little at NER's 1e-4 (RESULTS.md, "The default rate").
-    new_lr, builtin_char_lr = Task.new_lr, Task.builtin_char_lr
     description = "any tag per word (e.g. POS); token accuracy"
 
     def score(self, examples: list, predicted: list[list[str]]) -> dict:

@@ -53,14 +53,14 @@ class TrainingConfig(TrainingOptions):
     command: str | None = None
 
 
-def character_rate(config, lr: float, new_lr: float | None, task_rate: float | None = None) -> float:
+def character_rate(config, lr: float, new_lr: float | None) -> float:
     """The character encoder's rate unless told (:func:`~entangle.options.default_char_lr`), its
     kind told from the model's config: the same as ``entangle train`` tells from the encoder's name
     before the model exists, and still there when the directory the name pointed to is gone (a
     saved model fine-tuned again elsewhere: read from that path, the built-in encoder was taken for
     a transformer and trained at a tenth of its rate)."""
     builtin = getattr(config.char_config, "model_type", None) == BUILTIN_CHAR_MODEL_TYPE
-    return default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr, task_rate)
+    return default_char_lr(builtin, config.char_encoder_pretrained, lr, new_lr)
 
 
 def parameter_groups(model, lr: float, new_lr: float, weight_decay: float, char_lr: float | None = None) -> list[dict]:
@@ -279,8 +279,7 @@ def train(tagger: Trainee, train_sentences: list, dev_sentences: list | None, co
     if config.freeze_subword_embeddings:
         freeze_subword_embeddings(model)
     if config.char_lr is None:  # resolved here too, so that training_config.json records the rate used
-        config = replace(config, char_lr=character_rate(model.config, config.lr, config.new_lr,
-                                                        tagger.task.builtin_char_lr))
+        config = replace(config, char_lr=character_rate(model.config, config.lr, config.new_lr))
     if config.new_lr is None:
         config = replace(config, new_lr=tagger.task.new_lr)
     optimizer = adamw(parameter_groups(model, config.lr, config.new_lr, config.weight_decay, config.char_lr))

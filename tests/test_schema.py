@@ -8,7 +8,7 @@ import pytest
 
 from entangle.arguments import parse_args, read_yaml, train_defaults, train_option_names
 from entangle.cli import main
-from entangle.options import DEFAULT_COATTENTION_LAYERS, UsageError
+from entangle.options import BUILTIN_CHAR_LR, DEFAULT_COATTENTION_LAYERS, UsageError
 from entangle.schema import ModelOptions, TrainingOptions, upgraded, values_of
 from entangle.tasks import TASKS
 from entangle.training import TrainingConfig
@@ -26,7 +26,7 @@ def test_the_command_line_gives_the_training_loop_the_same_defaults():
     args = parse_args(["train", "--output", "x"])
     # The command line resolves the rates as the loop would: builtin-en's, and the new parts' for the
     # task of the data (without data: NER).
-    resolved_rates = TrainingConfig(output_dir="x", char_lr=TASKS["ner"].builtin_char_lr, new_lr=TASKS["ner"].new_lr)
+    resolved_rates = TrainingConfig(output_dir="x", char_lr=BUILTIN_CHAR_LR, new_lr=TASKS["ner"].new_lr)
     assert TrainingConfig(output_dir="x", **values_of(TrainingOptions, args)) == resolved_rates
     assert ModelOptions(**values_of(ModelOptions, args)).resolved() == ModelOptions().resolved()
 
@@ -227,11 +227,10 @@ def test_tagger_create_takes_the_options_by_their_names_and_refuses_others():
 
 
 @pytest.mark.parametrize(("argv", "joint_head", "predict_side", "char_lr"), [
-    ([], True, "joint", 1e-4),  # builtin-en, pretrained but built in: NER's rate for it (no data: NER)
-    (["--side", "subword", "-m", "0"], False, "subword", 1e-4),
-    (["--no-joint-head"], False, "subword", 1e-4),
-    (["--predict-side", "joint", "--no-joint-head"], True, "joint", 1e-4),  # joint implies the head
-    (["--char", "builtin"], True, "joint", 5e-4),  # from scratch: its own rate, whatever the task
+    ([], True, "joint", 5e-4),  # builtin-en, pretrained but built in: --new-lr
+    (["--side", "subword", "-m", "0"], False, "subword", 5e-4),
+    (["--no-joint-head"], False, "subword", 5e-4),
+    (["--predict-side", "joint", "--no-joint-head"], True, "joint", 5e-4),  # joint implies the head
     (["--char", "builtin", "--new-lr", "1e-3"], True, "joint", 1e-3),
     (["--char", "google/canine-s", "--lr", "2e-5"], True, "joint", 2e-5),  # a pretrained transformer: --lr
     (["--char-lr", "1e-4"], True, "joint", 1e-4),
@@ -242,10 +241,8 @@ def test_derived_defaults_are_resolved_at_parse_time_so_that_a_run_records_them(
 
 
 @pytest.mark.parametrize(("argv", "new_lr", "char_lr"), [
-    (["--data", "wnut17"], 1e-4, 1e-4),  # NER: the new parts and builtin-en at 1e-4 (session 53)
-    (["--data", "wnut17", "--char", "builtin"], 1e-4, 5e-4),  # the encoder from scratch keeps its rate
-    (["--data", "conll2003", "--new-lr", "5e-4"], 5e-4, 5e-4),  # a given rate moves builtin-en along
-    (["--data", "tweebank"], 5e-4, 5e-4),  # POS kept tagging's 5e-4 (Tweebank: a little lower at 1e-4)
+    (["--data", "wnut17"], 5e-4, 5e-4),
+    (["--data", "tweebank"], 5e-4, 5e-4),
     (["--data", "turkish-german-sagt"], 5e-4, 5e-4),
     (["--data", "tweeteval-irony"], 1e-4, 5e-4),  # text classification: the new parts slower, not the encoder
     (["--data", "wnut2020"], 1e-4, 5e-4),  # a named dataset's task, its files not needed
