@@ -14,13 +14,14 @@ import tempfile
 from pathlib import Path
 
 from entangle.bench import (BenchConfig, data_options, evaluate_run, finished_result, keep_predictions,
-                            noisy_test_paths, predictions_file, result_dir, run_dir)
+                            noisy_test_paths, predictions_file, resolved_options, result_dir, run_dir,
+                            train_arguments)
 
 
 def keep(config: BenchConfig, dataset: str, system: str, seed: int, variant: str) -> None:
     result = finished_result(config, dataset, system, seed)
     directory, target = run_dir(config, dataset, system, seed), result_dir(config, dataset, system, seed)
-    reading = data_options(config, dataset, system, seed)  # the test set read as the run read it
+    reading = data_options(resolved_options(train_arguments(config, dataset, system, seed)))  # as the run read it
     copy = noisy_test_paths(directory, variant, dataset, reading.get("data_dir"))[0]
     if result is None or variant not in result.get("noisy_test", {}) or not (directory / "model").is_dir() or not copy.is_file():
         sys.exit(f"{directory}: needs a finished run scored on {variant}, with its model and {copy.name} still there")

@@ -308,11 +308,11 @@ def train_arguments(config: BenchConfig, dataset: str, system: str, seed: int) -
     return ["--data", dataset, "--seed", str(seed), *_options({**config.train, **config.systems[system]})]
 
 
-def data_options(config: BenchConfig, dataset: str, system: str, seed: int) -> dict:
-    """The run's options on how its data is read (``data_dir``, columns, fields) that it sets: its
-    test set is scored, and copied with noise, as its training read its training set (options a
-    system's ``config:`` file sets included)."""
-    resolved, defaults = resolved_options(train_arguments(config, dataset, system, seed)), train_defaults()
+def data_options(resolved: dict) -> dict:
+    """Of a run's :func:`resolved_options`, those on how its data is read (``data_dir``, columns,
+    fields) that it sets: its test set is scored, and copied with noise, as its training read its
+    training set (options a system's ``config:`` file sets included)."""
+    defaults = train_defaults()
     return {key: resolved[key] for key in data_option_names() if key in resolved and resolved[key] != defaults.get(key)}
 
 
@@ -403,22 +403,21 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     directory = run_dir(config, dataset, system, seed)
     results = result_dir(config, dataset, system, seed)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-    reading = data_options(config, dataset, system, seed)
+    arguments = train_arguments(config, dataset, system, seed)
+    options = resolved_options(arguments)
+    reading = data_options(options)
     if (result := finished_result(config, dataset, system, seed)) is not None:
         # Noisy copies added to the grid since the run finished: its model, where it remains, is scored on them.
         missing = [v for v in config.noisy_tests if v not in result.get("noisy_test", {})]
         if missing and (directory / "model").is_dir():
             noisy, kept = _score_noisy(directory, dataset, missing, reading, env)
             result = {**result, "noisy_test": {**result.get("noisy_test", {}), **noisy}}
-            for name, source in kept.items():
-                keep_predictions(source, results / name)
-            (results / RESULT).write_text(json.dumps(result, indent=2))
+            _save_result(results, result, kept)
         return result
-    arguments = train_arguments(config, dataset, system, seed)
     entangle = [sys.executable, "-m", "entangle.cli"]
     started = time.perf_counter()
     if (directory / CHECKPOINT_DIR).is_dir():  # interrupted: continue exactly where it stopped
-        _check_resumable(directory, resolved_options(arguments))
+        _check_resumable(directory, options)
         subprocess.run([*entangle, "train", "--resume", str(directory)], check=True, env=env)
     else:  # nothing to continue from: whatever an earlier start left there is started again
         shutil.rmtree(directory, ignore_errors=True)
@@ -430,7 +429,7 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
     summary = json.loads((directory / "train_summary.json").read_text())
     result = {
         "dataset": dataset, "system": system, "seed": seed, "task": test["task"],
-        "command": train_command(config, dataset, system, seed), "options": resolved_options(arguments),
+        "command": train_command(config, dataset, system, seed), "options": options,
         **{key: value for key, value in (("test", test["results"]), ("test_argmax", test.get("argmax_results")))
            if value is not None},
         **({"noisy_test": noisy} if noisy else {}),
@@ -442,14 +441,19 @@ def run_one(config: BenchConfig, dataset: str, system: str, seed: int, threads: 
         "history": _history(directory / METRICS_LOG, get_task(test["task"]).main_score),
         "versions": _versions(), "commit": _commit(),
     }
-    results.mkdir(parents=True, exist_ok=True)
-    for name, source in kept.items():
-        keep_predictions(source, results / name)
-    (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
+    _save_result(results, result, kept)
     # A finished run is never resumed, and its checkpoint (the weights and the optimizer's moments,
     # three times the model) is what fills a disk over a grid.
     shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
     return result
+
+
+def _save_result(results: Path, result: dict, kept: dict[str, Path]) -> None:
+    """The run's predictions (gzipped, by the names they are kept under), then its ``result.json``."""
+    results.mkdir(parents=True, exist_ok=True)
+    for name, source in kept.items():
+        keep_predictions(source, results / name)
+    (results / RESULT).write_text(json.dumps(result, indent=2))  # last: it marks the run finished
 
 
 def _score_noisy(directory: Path, dataset: str, variants: list[str], reading: dict,

@@ -419,7 +419,7 @@ def test_the_test_set_is_read_with_the_options_a_systems_config_file_sets(tmp_pa
     (tmp_path / "run.yaml").write_text(f"data-dir: {tmp_path / 'my-data'}\nragged-columns: true\n")
     config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], train={"token-column": 1},
                          systems={"a": {"config": str(tmp_path / "run.yaml")}})
-    assert data_options(config, "lang-a", "a", 42) == {"data_dir": str(tmp_path / "my-data"), "token_column": 1,
+    assert data_options(resolved_options(train_arguments(config, "lang-a", "a", 42))) == {"data_dir": str(tmp_path / "my-data"), "token_column": 1,
                                                        "ragged_columns": True}
 
 

