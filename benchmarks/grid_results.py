@@ -8,26 +8,45 @@ there). Runs nothing new (``entangle bench --report-only``).
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import sys
 from pathlib import Path
 
-from entangle.bench import BenchConfig, run_bench
+from entangle.bench import BenchConfig, BenchConfigError, BenchRunError, run_bench
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: A plot as the report links it: ``![dataset](dataset.png)``.
+_LINKED_PLOT = re.compile(r"!\[[^\]]*\]\(([^)/]+\.png)\)")
+
+
+def copy_report(config: BenchConfig, target: Path) -> list[Path]:
+    """Write the grid's report from its finished runs and copy it into ``target``: ``RESULTS.md``,
+    ``summary.json`` and the plots it links, nothing else. A plot there that the report no longer
+    links (a dataset since dropped from the grid) is removed: a copy of every PNG in the output
+    directory carried such stale plots along. The files copied."""
+    markdown = run_bench(config, report_only=True)
+    output = Path(config.output)
+    plots = _LINKED_PLOT.findall(markdown)
+    target.mkdir(parents=True, exist_ok=True)
+    for stale in set(target.glob("*.png")) - {target / name for name in plots}:
+        stale.unlink()
+    copied = []
+    for name in ("RESULTS.md", "summary.json", *plots):
+        copied.append(Path(shutil.copy(output / name, target / name)))
+    return copied
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="+")
     for path in parser.parse_args().configs:
-        config = BenchConfig.from_file(path)
-        run_bench(config, report_only=True)
-        name = Path(config.output).name
-        target = RESULTS_DIR / name
-        target.mkdir(parents=True, exist_ok=True)
-        for produced in Path(config.output).glob("*"):
-            if produced.suffix in (".md", ".json", ".png"):
-                shutil.copy(produced, target / produced.name)
+        try:
+            config = BenchConfig.from_file(path)
+            copy_report(config, RESULTS_DIR / Path(config.output).name)
+        except (BenchConfigError, BenchRunError, OSError) as err:  # one line, as entangle bench says it
+            message = str(err)
+            sys.exit(f"grid_results: error: {message if path in message else f'{path}: {message}'}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ The configuration (YAML or JSON)::
     compare: ["entangle m=2:subword", "subword alone:subword"]   # system:side minus system:side
     # or several: [["entangle m=2:subword", "subword alone:subword"], ["entangle m=2:char", "char alone:char"]]
     macro_average: true                          # also one table averaged over the datasets
+
+Its paths (``output``, ``results``, a system's ``config:`` file, a dataset given as a path) are
+read from the directory bench runs in, as the ``entangle train`` options they become are: the
+committed grids under ``benchmarks/`` run from the repository's root.
 """
 
 from __future__ import annotations

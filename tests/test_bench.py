@@ -584,3 +584,28 @@ def test_committed_results_still_match_their_grids(monkeypatch):
                 reused.add(result_dir(config, *key) / "result.json")
     committed = set(Path("benchmarks/results").rglob("result.json"))
     assert committed and reused == committed
+
+
+def test_grid_results_copies_the_report_and_only_the_plots_it_links(tmp_path, monkeypatch, capsys):
+    """benchmarks/grid_results.py copied every PNG of the output directory, a plot of a dataset
+    since dropped from the grid among them, and showed a bad grid as a traceback."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    import grid_results
+
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"sub": {"m": 0, "side": "subword"}})
+    directory = run_dir(config, "lang-a", "sub", 42)
+    directory.mkdir(parents=True)
+    (directory / "result.json").write_text(json.dumps(fake_result(config, "lang-a", "sub", 42, {"subword": 0.5})))
+    target = tmp_path / "committed"
+    target.mkdir()
+    for stale in (Path(config.output) / "lang-dropped.png", target / "lang-dropped.png"):
+        stale.write_bytes(b"an old plot")
+    (target / "official.json").write_text("{}")  # a file of the results folder's own: kept
+    copied = grid_results.copy_report(config, target)
+    assert sorted(path.name for path in copied) == ["RESULTS.md", "lang-a.png", "summary.json"]
+    assert sorted(path.name for path in target.iterdir()) == ["RESULTS.md", "lang-a.png", "official.json", "summary.json"]
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("output: x\ndatasets: [wnut17]\n")
+    monkeypatch.setattr("sys.argv", ["grid_results.py", str(grid)])
+    with pytest.raises(SystemExit, match=rf"^grid_results: error: {grid}: .*systems"):
+        grid_results.main()
