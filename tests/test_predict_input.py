@@ -2,7 +2,9 @@
 line, encodings, empty input; and the text -> words rule itself, fuzzed."""
 
 import codecs
+import io
 import json
+import os
 
 import pytest
 import torch
@@ -64,6 +66,10 @@ def test_an_emoji_sequence_is_one_word():
     family, rainbow = "👩\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈"
     assert split_words(f"great👍🏽 {family} {rainbow} 🇩🇪🇫🇷!!") == ["great", "👍🏽", family, rainbow, "🇩🇪", "🇫🇷", "!", "!"]
     assert split_words("!\u0e33abc") == ["!", "\u0e33abc"]  # a grapheme cluster, but a letter: not the symbol's
+    # England's flag: U+1F3F4 and "gbeng" in tag characters (format characters, which other words lose).
+    england = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbeng") + "\U000e007f"
+    assert split_words(f"go {england}{england} now") == ["go", england, england, "now"]
+    assert split_words("a\U000e0067\U000e0062b \U000e0067 c") == ["a" + "b", "c"]  # stray tags: removed, as before
 
 
 def test_a_zero_width_space_alone_is_no_word():
@@ -223,3 +229,53 @@ def test_a_classifier_is_given_one_text_per_sentence(tmp_path):
     tagger = Tagger(*tiny_model(labels=["neg", "pos"], task="classification"))
     with pytest.raises(ValueError, match="the texts ran out at sentence 1: give one text per sentence"):
         list(tagger.predict_stream([["good"], ["bad"]], texts=["good"]))
+
+
+def test_a_conllu_file_read_as_conll_is_refused(model_dir, tmp_path):
+    """Its ID column became the words, silently, or its comment lines an error whose hint misread it too."""
+    (tmp_path / "x.conllu").write_text("1\tPeter\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    with pytest.raises(SystemExit, match="x.conllu: a CoNLL-U file by its suffix, read as CoNLL: give --input-format conllu"):
+        main(["predict", str(model_dir), "--input", str(tmp_path / "x.conllu"), "--input-format", "conll"])
+
+
+def test_a_conllu_copy_of_a_pipe_is_refused_in_one_line(model_dir, tmp_path):
+    """The copy reads the input again: from /dev/stdin or <(...) it read nothing and raised a traceback."""
+    # A device stands in for a pipe, which a test could not open without a writer on the other side.
+    with pytest.raises(SystemExit, match=f"--input {os.devnull} is not a regular file"):
+        main(["predict", str(model_dir), "--input", os.devnull, "--input-format", "conllu",
+              "--output-format", "conllu", "--output", str(tmp_path / "out.conllu")])
+
+
+def test_standard_output_is_utf8_whatever_its_locale(model_dir, tmp_path, monkeypatch):
+    """Under an ASCII or Latin-1 stdout a word outside its charset raised UnicodeEncodeError mid-output."""
+    raw = io.BytesIO()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    (tmp_path / "in.txt").write_text("Zürich ist schön\n", encoding="utf-8")
+    main(["predict", str(model_dir), "--input", str(tmp_path / "in.txt"), "--output-format", "jsonl"])
+    assert json.loads(raw.getvalue().decode("utf-8"))["words"] == ["Zürich", "ist", "schön"]
+
+
+class _ClosedPipe:
+    """A stdout whose reader has gone (`entangle predict ... | head -1`)."""
+
+    def __init__(self, path):
+        self.file = open(path, "w")
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+    def fileno(self):
+        return self.file.fileno()
+
+
+def test_a_closed_output_pipe_stops_quietly(model_dir, tmp_path, monkeypatch, capsys):
+    (tmp_path / "in.txt").write_text("Peter lives in Paris\n")
+    pipe = _ClosedPipe(tmp_path / "stdout")
+    monkeypatch.setattr("sys.stdout", pipe)
+    with pytest.raises(SystemExit) as stopped:
+        main(["predict", str(model_dir), "--input", str(tmp_path / "in.txt")])
+    pipe.file.close()
+    assert stopped.value.code == 1 and capsys.readouterr().err == ""  # was "error: [Errno 32] Broken pipe"

@@ -121,6 +121,17 @@ def test_a_config_asking_for_more_modules_than_the_weights_hold(copy, tmp_path, 
         f"{model}/model.safetensors: lacks 56 of the tensors the config.json beside it asks for (e.g. ")
 
 
+@pytest.mark.parametrize("window", ["max_subwords", "max_chars"])
+def test_a_config_asking_for_longer_windows_than_its_encoders_take(copy, tmp_path, capsys, window):
+    """Checked when a model is built, not when it was loaded: the first long input failed in the encoder."""
+    model = copy("model")
+    config = json.loads((model / "config.json").read_text())
+    config[window] = 100_000
+    (model / "config.json").write_text(json.dumps(config))
+    message = predict_error(str(model), tmp_path, capsys)
+    assert message.startswith(f"{model}/config.json: {window}=100000 is more than its encoder takes (")
+
+
 def test_truncated_config(copy, tmp_path, capsys):
     model = copy("model")
     config = model / "config.json"

@@ -7,7 +7,8 @@ invisible word separators (zero-width space U+200B, word joiner U+2060, U+FEFF, 
 as spaces: they separate words and are never words themselves. Other invisible format
 characters (soft hyphens, direction marks) are removed, except the zero-width (non-)joiners
 U+200C and U+200D, which stay inside the word they are in (Persian, Indic scripts, emoji
-sequences); a token made of nothing else is dropped.
+sequences), and the tag characters that spell a subdivision's flag after its emoji; a token made
+of nothing else is dropped, and a tag character anywhere else with it.
 Files are split into texts on ``\\n`` alone (:func:`entangle.data.conll.decoded_lines`), so
 none of these characters starts a new text.
 """
@@ -20,14 +21,16 @@ import regex
 # apostrophes and hyphens; every other non-space character is a token of its own (the CoNLL / WNUT
 # convention), with what makes one symbol of it as a reader sees it: the combining marks after it
 # (an emoji's variation selector U+FE0F, a keycap's U+20E3), an emoji's skin tone, the emoji it
-# joins by U+200D (a family, a rainbow flag); a flag's two regional indicators are one word (not
-# Unicode's grapheme clusters, \X: a few of those join a letter to the symbol before it). The
+# joins by U+200D (a family, a rainbow flag), the tag characters that spell a subdivision's flag
+# after U+1F3F4 (England's: "gbeng" in tags, U+E0020-U+E007F; format characters, removed elsewhere);
+# a flag's two regional indicators are one word (not Unicode's grapheme clusters, \X: a few of
+# those join a letter to the symbol before it). The
 # `regex` module's \w follows Unicode (TR18) and includes combining marks, so Yoruba tone marks
 # (ẹ́ written with U+0301) and Indic vowel signs stay inside their word; `re`'s does not.
 _WORD = regex.compile(r"(?i:https?://|www\.)\S+|[@#]\w+|[\w.+-]+@\w+(?:\.\w+)+|\w+(?:['’-]\w+)*|\p{RI}{2}"
-                      r"|[^\w\s](?:\p{M}|\p{Emoji_Modifier}|\u200d\p{Extended_Pictographic})*")
+                      r"|[^\w\s](?:\p{M}|\p{Emoji_Modifier}|\u200d\p{Extended_Pictographic}|[\U000e0020-\U000e007f])*")
 _SPACE_LIKE = regex.compile(r"[\p{Cc}\p{Zl}\p{Zp}\u200b\u2060\ufeff\u180e]")
-_REMOVED = regex.compile(r"[^\P{Cf}\u200c\u200d]")
+_REMOVED = regex.compile(r"[^\P{Cf}\u200c\u200d\U000e0020-\U000e007f]|(?<!\U0001f3f4[\U000e0020-\U000e007f]*)[\U000e0020-\U000e007f]")
 _INVISIBLE = regex.compile(r"\p{Cf}+")
 
 

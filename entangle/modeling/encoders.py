@@ -162,6 +162,17 @@ def char_window_limit(char_config) -> int:
     return char_config.max_position_embeddings
 
 
+def window_limits(char_config, subword_config, tokenizer: PreTrainedTokenizerBase | None) -> dict[str, int]:
+    """The most ``max_chars`` and ``max_subwords`` may be, by the encoders there are: a window past
+    its encoder's position table fails mid-training or at the first long input, deep in the encoder."""
+    limits = {}
+    if char_config is not None:
+        limits["max_chars"] = char_window_limit(char_config)
+    if subword_config is not None and tokenizer is not None:
+        limits["max_subwords"] = subword_window_limit(subword_config, tokenizer)
+    return limits
+
+
 def subword_window_limit(subword_config, tokenizer: PreTrainedTokenizerBase) -> int:
     """The longest input the subword encoder takes, special tokens included."""
     limit = subword_config.max_position_embeddings

@@ -22,13 +22,7 @@ from .charbert import CharBertModel
 from .configuration import EntangleConfig, encoders_needed
 from .coattention import CoAttentionStack
 from .downsampling import CharDownsampling
-from .encoders import (
-    char_window_limit,
-    encode_chars,
-    load_char_encoder,
-    load_subword_encoder,
-    subword_window_limit,
-)
+from .encoders import encode_chars, load_char_encoder, load_subword_encoder, window_limits
 from .loading import local_dir, read_config, reading_weights, weights_file
 from .positional_alignment import PositionalAlignment, char_subword_alignment
 
@@ -228,20 +222,14 @@ class _EntangleWithHeads(EntanglePreTrainedModel):
                 # from_pretrained records where weights came from; a model built from a config has no name.
                 config_kwargs.setdefault(f"{side}_encoder_name", names[side] or encoder.name_or_path or None)
                 config_kwargs.setdefault(f"{side}_encoder_pretrained", bool(encoder.name_or_path))
-        if char is not None:
-            limit = char_window_limit(char.config)
-            if (config_kwargs.get("max_chars") or 0) > limit:  # it would fail mid-training, in the position table
-                raise ConfigError(f"max_chars={config_kwargs['max_chars']} is more than this encoder takes "
-                                  f"({limit}): give --max-chars {limit} or less")
-            config_kwargs.setdefault("max_chars", limit)
-        if subword is not None:
-            limit = subword_window_limit(subword.config, tokenizer)
-            if (config_kwargs.get("max_subwords") or 0) > limit:  # it would fail mid-training, in the position table
-                raise ConfigError(f"max_subwords={config_kwargs['max_subwords']} is more than this encoder takes "
-                                  f"({limit}): give --max-subwords {limit} or less")
-            config_kwargs.setdefault("max_subwords", limit)
-        else:
+        if subword is None:
             tokenizer = None
+        for name, limit in window_limits(char.config if char is not None else None,
+                                         subword.config if subword is not None else None, tokenizer).items():
+            if (config_kwargs.get(name) or 0) > limit:
+                raise ConfigError(f"{name}={config_kwargs[name]} is more than this encoder takes ({limit}): "
+                                  f"give --{name.replace('_', '-')} {limit} or less")
+            config_kwargs.setdefault(name, limit)
         config = EntangleConfig(
             char_config=char.config.to_dict() if char is not None else None,
             subword_config=subword.config.to_dict() if subword is not None else None,
