@@ -75,7 +75,9 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
         raise MissingExtraError(f"torch {torch.__version__} lacks the LSTM decomposition that exporting needs "
                                 "(torch.export._patches; torch 2.13 has it)") from None
     if not isinstance(tagger, Tagger):
-        tagger = Tagger.from_pretrained(tagger)
+        # On the CPU, where ONNX Runtime runs the graph: on a GPU (device "auto") the check compared
+        # CUDA's arithmetic (TF32 convolutions in cuDNN by default) with the CPU's.
+        tagger = Tagger.from_pretrained(tagger, device=None)
     if not isinstance(tagger.model, torch.nn.Module):
         raise ExportError("this model is already an ONNX export")
     tagger.model.eval()

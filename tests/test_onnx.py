@@ -210,3 +210,19 @@ def test_a_failed_export_leaves_nothing_that_loads(tmp_path, monkeypatch, capsys
     else:
         with pytest.raises(UsageError, match="this machine has no CUDA device"):
             Tagger.from_pretrained(tmp_path / "empty", device="cuda")
+
+
+def test_an_export_from_a_directory_is_traced_on_the_cpu(tmp_path, monkeypatch):
+    """ONNX Runtime runs the graph on the CPU: loaded for the GPU ("auto", the default), the export's
+    check compared CUDA's arithmetic (cuDNN's TF32 convolutions) with the CPU's."""
+    model, tokenizer = tiny_model(m=0, side="char")
+    Tagger(model, tokenizer).save_pretrained(tmp_path / "model")
+    load, devices = Tagger.from_pretrained.__func__, []
+
+    def recorded(cls, path, device="auto", **kwargs):
+        devices.append(device)
+        return load(cls, path, device=device, **kwargs)
+
+    monkeypatch.setattr(Tagger, "from_pretrained", classmethod(recorded))
+    export_onnx(tmp_path / "model", tmp_path / "onnx")
+    assert devices[0] is None  # the export's own load (its check then loads the ONNX directory)
