@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .arguments import parse_args
 from .bench import BenchConfigError, BenchRunError
-from .data.conll import DataFormatError, decoded_lines, read_conll, rewrite_tokens
+from .data.conll import STDIN, DataFormatError, decoded_lines, read_conll, rewrite_tokens
 from .data.conllu import is_conllu, read_conllu, write_conllu
 from .data.corpus import load_corpus
 from .data.datasets import ChecksumError, DownloadError, UnknownDatasetError
@@ -185,7 +185,7 @@ def run_predict(args: argparse.Namespace) -> None:
     if args.output_format == "conllu" and (args.input_format != "conllu" or args.input == "-"):
         raise UsageError("--output-format conllu needs a CoNLL-U --input file (--input-format conllu)")
     if args.output_format == "conllu" and not Path(args.input).is_file():
-        # The copy reads the input again, line by line: a pipe (/dev/stdin, <(...)) is empty by then.
+        # The copy reads the input again, line by line: a pipe (standard input, <(...)) is empty by then.
         raise UsageError(f"--output-format conllu copies the input file and reads it again: --input {args.input} is "
                          "not a regular file (a pipe, a device or missing); save it to a file first")
     if args.output_format == "conllu" and args.output == "-":  # a copy of the input file, written whole
@@ -207,7 +207,7 @@ def run_predict(args: argparse.Namespace) -> None:
                              "table's predictions)")
     tagger = _tagger(args.model, batch_size=args.batch_size, compile=args.compile, autocast=args.autocast,
                      device=args.device, decoding=args.decoding)
-    source = "/dev/stdin" if args.input == "-" else args.input
+    source = STDIN if args.input == "-" else args.input
     texts = None  # the raw lines, for a classifier of one text per line
     if args.input_format == "conll":
         sentences = [s.words for s in read_conll(source, args.token_column, tag_column=None, ragged=args.ragged_columns)]

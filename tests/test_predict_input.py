@@ -238,8 +238,35 @@ def test_a_conllu_file_read_as_conll_is_refused(model_dir, tmp_path):
         main(["predict", str(model_dir), "--input", str(tmp_path / "x.conllu"), "--input-format", "conll"])
 
 
+class _BinaryStdin(io.TextIOWrapper):
+    """A standard input that holds ``data``; no ``/dev/stdin`` behind it, as on Windows."""
+
+    def __init__(self, data: bytes):
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize("input_format, data, words", [
+    ("text", "Peter lives in Paris\n".encode(), ["Peter", "lives", "in", "Paris"]),
+    ("conll", b"Peter\nsings\n\n", ["Peter", "sings"]),
+    ("conllu", b"# text = Anna sings\n1\tAnna\t_\t_\t_\t_\t_\t_\t_\t_\n2\tsings\t_\t_\t_\t_\t_\t_\t_\t_\n\n",
+     ["Anna", "sings"]),
+])
+def test_standard_input_is_read_from_sys_stdin(model_dir, tmp_path, monkeypatch, input_format, data, words):
+    """--input - opened /dev/stdin, which Windows does not have (and which skipped a replaced sys.stdin)."""
+    monkeypatch.setattr("sys.stdin", _BinaryStdin(data))
+    main(["predict", str(model_dir), "--input", "-", "--input-format", input_format, "--output-format", "jsonl",
+          "--output", str(tmp_path / "out")])
+    assert json.loads((tmp_path / "out").read_text())["words"] == words
+
+
+def test_bad_standard_input_is_named_as_such(model_dir, monkeypatch):
+    monkeypatch.setattr("sys.stdin", _BinaryStdin(b"fine\n\xff\n"))
+    with pytest.raises(SystemExit, match="<stdin>:2: not valid UTF-8"):
+        main(["predict", str(model_dir), "--input", "-"])
+
+
 def test_a_conllu_copy_of_a_pipe_is_refused_in_one_line(model_dir, tmp_path):
-    """The copy reads the input again: from /dev/stdin or <(...) it read nothing and raised a traceback."""
+    """The copy reads the input again: from a pipe or <(...) it read nothing and raised a traceback."""
     # A device stands in for a pipe, which a test could not open without a writer on the other side.
     with pytest.raises(SystemExit, match=f"--input {os.devnull} is not a regular file"):
         main(["predict", str(model_dir), "--input", os.devnull, "--input-format", "conllu",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import TextIO
 
 DOCSTART = "-DOCSTART-"
+#: The path every reader takes as standard input (the command line's ``-``), named so in messages as
+#: Python names it; read from ``sys.stdin``, not ``/dev/stdin``, which Windows does not have.
+STDIN = "<stdin>"
 IOB2_TAG = re.compile(r"^(O|[BI]-\S+)$")
 
 
@@ -64,10 +68,9 @@ def decoded_lines(path: str | Path):
     would make it one line) is an error. The file is UTF-8 (a byte-order mark is skipped, also at
     the start of a later line, where joining files puts it), or UTF-16 / UTF-32 with its
     byte-order mark. Anything else, and NUL characters (binary, or wide text without a byte-order
-    mark), is a :class:`DataFormatError` naming the line.
+    mark), is a :class:`DataFormatError` naming the line. ``path`` :data:`STDIN` reads standard input.
     """
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = sys.stdin.buffer.read() if str(path) == STDIN else Path(path).read_bytes()
     for bom, name, codec in _WIDE_BOMS:
         if data.startswith(bom):
             try:
