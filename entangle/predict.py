@@ -4,6 +4,7 @@ stitched back per sentence (or averaged per text)."""
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -67,8 +68,9 @@ class TaggedCharacters:
         return {"words": self.words, "labels": self.labels}
 
     def to_conll(self) -> str:
-        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:WIX|rie:ES``); tabs
-        and line breaks in a word written as spaces, as in :meth:`TaggedSentence.to_conll`."""
+        """word<TAB>its runs of equally labelled characters (``kanerie`` -> ``kane:WIX|rie:ES``, with
+        ``\\``, ``|`` and ``:`` in a run or a label escaped by a backslash, so that any word reads back);
+        tabs and line breaks in a word written as spaces, as in :meth:`TaggedSentence.to_conll`."""
         return "".join(f"{word}\t{_segments(word, labels)}\n" for word, labels in
                        zip((w.translate(_ONE_LINE) for w in self.words), self.labels)) + "\n"
 
@@ -106,7 +108,11 @@ def _segments(word: str, labels: list[str]) -> str:
             runs[-1][0] += char
         else:
             runs.append([char, label])
-    return "|".join(f"{chars}:{label}" for chars, label in runs)
+    return "|".join(f"{_escape(chars)}:{_escape(label)}" for chars, label in runs)
+
+
+def _escape(segment: str) -> str:
+    return re.sub(r"([\\|:])", r"\\\1", segment)
 
 
 def model_class(task: str) -> type:

