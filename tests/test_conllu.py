@@ -71,6 +71,14 @@ def test_writing_back_changes_only_the_chosen_column(tmp_path):
     assert [s.tags for s in read_conllu(tmp_path / "out.conllu")] == [["ADV"] * 5, ["NOUN"]]  # in place
 
 
+def test_the_copy_is_written_as_the_format_asks_whatever_the_input(tmp_path):
+    """UTF-8 without a byte-order mark, LF line ends, one blank line after each sentence."""
+    path = tmp_path / "a.conllu"
+    path.write_bytes(b"\xef\xbb\xbf" + UD.replace("\n\n", "\n\n\n").replace("\n", "\r\n").encode())
+    write_conllu(path, tmp_path / "out.conllu", [s.tags for s in read_conllu(path)], "upos")
+    assert (tmp_path / "out.conllu").read_bytes() == UD.encode()
+
+
 def test_a_directory_of_ud_files_is_a_tagging_corpus(tmp_path):
     for split in ("train", "dev", "test"):
         (tmp_path / f"xx_tiny-ud-{split}.conllu").write_text(UD)

@@ -132,7 +132,11 @@ def read_conllu(path: str | Path, tag: str | None = "upos", scheme: str | None =
 def write_conllu(path: str | Path, out_path: str | Path, values: list[list[str]], field: str = "upos") -> None:
     """Copy a CoNLL-U file with ``values`` (per sentence, per syntactic word) in column ``field``
     (``form``, ``upos`` or ``xpos``); comments, multi-word tokens, empty nodes and every other
-    column stay as they were, except a ``# text`` comment, rebuilt from the new forms where they differ. ``out_path`` may be ``path`` itself (:func:`~entangle.data.conll.replacing`)."""
+    column stay as they were, except a ``# text`` comment, rebuilt from the new forms where they
+    differ. Written as the format asks (UTF-8, no byte-order mark, LF line ends, one blank line after
+    each sentence), whatever the input's: CoNLL-U tools expect that, unlike CoNLL files' readers,
+    whose copies keep their input's (:func:`~entangle.data.conll.rewrite_tokens`). ``out_path`` may
+    be ``path`` itself (:func:`~entangle.data.conll.replacing`)."""
     path = Path(path)
     sentences = read_conllu(path, tag=None)  # validates, with file:line errors
     if [len(s.words) for s in sentences] != [len(t) for t in values]:
