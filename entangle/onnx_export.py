@@ -75,9 +75,7 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
         raise MissingExtraError(f"torch {torch.__version__} lacks the LSTM decomposition that exporting needs "
                                 "(torch.export._patches; torch 2.13 has it)") from None
     if not isinstance(tagger, Tagger):
-        # On the CPU, where ONNX Runtime runs the graph: on a GPU (device "auto") the check compared
-        # CUDA's arithmetic (TF32 convolutions in cuDNN by default) with the CPU's.
-        tagger = Tagger.from_pretrained(tagger, device=None)
+        tagger = Tagger.from_pretrained(tagger, device=None)  # on the CPU (below)
     if not isinstance(tagger.model, torch.nn.Module):
         raise ExportError("this model is already an ONNX export")
     tagger.model.eval()
@@ -94,11 +92,18 @@ def export_onnx(tagger: Tagger | str | Path, output_dir: str | Path) -> Path:
     staging = output_dir / STAGING
     shutil.rmtree(staging, ignore_errors=True)  # what an export killed there left
     staging.mkdir(parents=True)
+    # Traced and checked on the CPU, where ONNX Runtime runs the graph: on a GPU the check compared
+    # CUDA's arithmetic (TF32 convolutions in cuDNN by default) with the CPU's. A Tagger given on a
+    # GPU goes back there after.
+    device = tagger.model.device
     try:
+        tagger.model.to("cpu")
         _write(tagger, staging)
     except BaseException:
         shutil.rmtree(output_dir if made else staging, ignore_errors=True)
         raise
+    finally:
+        tagger.model.to(device)
     for path in staging.iterdir():
         path.rename(output_dir / path.name)
     staging.rmdir()

@@ -152,7 +152,7 @@ def model_dir(path: str | Path) -> str:
     return str(path)
 
 
-def _check_sentences(sentences, what: str = "sentences") -> list[list[str]]:
+def check_sentences(sentences, what: str = "sentences") -> list[list[str]]:
     """Pre-split input: sentences, each a list of words (strings), returned as a list of lists (a
     generator is read once, here). A string in their place would be read letter by letter, silently;
     a word that is not text would fail deep in the tokenizer."""
@@ -423,7 +423,7 @@ class Tagger:
         """
         if isinstance(sides, str):
             raise TypeError(f"sides is a tuple of side names, e.g. ({sides!r},), got the string {sides!r}")
-        return self._probabilities(_check_sentences(sentences), sides, accelerator)
+        return self._probabilities(check_sentences(sentences), sides, accelerator)
 
     def _probabilities(self, sentences: list[list[str]], sides: tuple[str, ...] | None,
                        accelerator: Accelerator | None = None) -> dict[str, list[torch.Tensor]]:
@@ -530,7 +530,7 @@ class Tagger:
             return self.tag(sentences, side)
         if unit == "char":
             return self.tag_chars(sentences, side)
-        sentences = _check_sentences(sentences)
+        sentences = check_sentences(sentences)
         texts = [" ".join(words) for words in sentences] if texts is None else _check_texts(texts)
         if len(texts) != len(sentences):
             raise ValueError(f"{len(texts)} texts for {len(sentences)} sentences: give one text per sentence")
@@ -562,7 +562,7 @@ class Tagger:
     def tag(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedSentence]:
         """Label every word of pre-split sentences from ``side`` (default: the model's prediction side)."""
         side = self._side(side, "word")
-        sentences = _check_sentences(sentences)
+        sentences = check_sentences(sentences)
         probs = self._probabilities(sentences, (side,))[side]
         return [TaggedSentence(words, *self._decode(p)) for words, p in zip(sentences, probs)]
 
@@ -573,7 +573,7 @@ class Tagger:
     def tag_chars(self, sentences: list[list[str]], side: str | None = None) -> list[TaggedCharacters]:
         """A label for every character of every word (a character-level task's model)."""
         side = self._side(side or "char", "char")
-        sentences = _check_sentences(sentences)
+        sentences = check_sentences(sentences)
         tagged = []
         for words, p in zip(sentences, self._probabilities(sentences, (side,))[side]):
             labels, best = self._decode(p)

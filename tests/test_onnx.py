@@ -10,6 +10,7 @@ pytest.importorskip("onnxruntime", reason="the onnx extra is not installed (pip 
 pytest.importorskip("onnxscript", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
 
 from entangle.cli import main  # noqa: E402
+from entangle import onnx_export  # noqa: E402
 from entangle.onnx_export import export_onnx  # noqa: E402
 from entangle.onnx_model import WEIGHTS, OnnxEntangleModel, side_graph  # noqa: E402
 from entangle.options import GRAPH, ExportError  # noqa: E402
@@ -226,3 +227,14 @@ def test_an_export_from_a_directory_is_traced_on_the_cpu(tmp_path, monkeypatch):
     monkeypatch.setattr(Tagger, "from_pretrained", classmethod(recorded))
     export_onnx(tmp_path / "model", tmp_path / "onnx")
     assert devices[0] is None  # the export's own load (its check then loads the ONNX directory)
+
+
+def test_a_tagger_on_a_gpu_is_exported_from_the_cpu_and_given_back_there(tmp_path, monkeypatch):
+    """A Tagger passed on a GPU was traced there, its check comparing CUDA's arithmetic with the CPU's."""
+    tagger = Tagger(*tiny_model(m=1))
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the GPU's case where there is one
+    tagger.model.to(device)
+    write, traced = onnx_export._write, []
+    monkeypatch.setattr(onnx_export, "_write", lambda t, d: traced.append(t.model.device) or write(t, d))
+    export_onnx(tagger, tmp_path / "onnx")
+    assert traced == [torch.device("cpu")] and tagger.model.device == device

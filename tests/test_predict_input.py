@@ -265,6 +265,13 @@ def test_bad_standard_input_is_named_as_such(model_dir, monkeypatch):
         main(["predict", str(model_dir), "--input", "-"])
 
 
+def test_a_closed_standard_input_is_one_line(model_dir, monkeypatch):
+    """Closed (`0<&-`, or pythonw's), sys.stdin is None: reading it raised an AttributeError traceback."""
+    monkeypatch.setattr("sys.stdin", None)
+    with pytest.raises(SystemExit, match="<stdin>: standard input is closed"):
+        main(["predict", str(model_dir), "--input", "-"])
+
+
 def test_a_conllu_copy_of_a_pipe_is_refused_in_one_line(model_dir, tmp_path):
     """The copy reads the input again: from a pipe or <(...) it read nothing and raised a traceback."""
     # A device stands in for a pipe, which a test could not open without a writer on the other side.

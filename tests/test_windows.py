@@ -5,8 +5,9 @@ import torch
 
 from entangle.data import batching
 from entangle.data.features import IGNORE, Featurizer
+from entangle.modeling import EntangleForTokenClassification
 from entangle.predict import Tagger
-from tiny import tiny_model, wordpiece_tokenizer
+from tiny import subword_encoder, tiny_model, wordpiece_tokenizer
 
 LONG = ("the quick brown fox jumps over the lazy dog near São Paulo 😀 lol sooo gooood " * 6).split()
 
@@ -145,6 +146,11 @@ def test_a_window_longer_than_the_encoder_takes_is_refused_when_built():
                                           r"--max-subwords 64 or less$"):
         tiny_model(m=1, max_subwords=65)
     assert tiny_model(m=1, max_subwords=64)[0].config.max_subwords == 64
+    # A subword model given as an object without its tokenizer: its position table still bounds the window.
+    encoder, _ = subword_encoder("bert")
+    with pytest.raises(ConfigError, match=r"^max_subwords=65 is more than this encoder takes \(64\)"):
+        EntangleForTokenClassification.from_encoders(None, encoder, ["O", "B-X"], num_coattention_layers=0,
+                                                     side="subword", max_subwords=65)
     # The character side too: a CANINE built from a config with 64 hash buckets, the rows of Hugging
     # Face's CANINE position table (not CANINE's 2048).
     with pytest.raises(ConfigError, match=r"^max_chars=65 is more than this encoder takes \(64\)"):

@@ -7,6 +7,7 @@ Every problem is reported with the file and line it comes from: malformed input 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import sys
@@ -70,6 +71,8 @@ def decoded_lines(path: str | Path):
     byte-order mark. Anything else, and NUL characters (binary, or wide text without a byte-order
     mark), is a :class:`DataFormatError` naming the line. ``path`` :data:`STDIN` reads standard input.
     """
+    if str(path) == STDIN and sys.stdin is None:  # closed (`0<&-`), or pythonw's
+        raise OSError(errno.EBADF, "standard input is closed", STDIN)
     data = sys.stdin.buffer.read() if str(path) == STDIN else Path(path).read_bytes()
     for bom, name, codec in _WIDE_BOMS:
         if data.startswith(bom):

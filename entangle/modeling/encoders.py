@@ -168,17 +168,18 @@ def window_limits(char_config, subword_config, tokenizer: PreTrainedTokenizerBas
     limits = {}
     if char_config is not None:
         limits["max_chars"] = char_window_limit(char_config)
-    if subword_config is not None and tokenizer is not None:
+    if subword_config is not None:
         limits["max_subwords"] = subword_window_limit(subword_config, tokenizer)
     return limits
 
 
-def subword_window_limit(subword_config, tokenizer: PreTrainedTokenizerBase) -> int:
-    """The longest input the subword encoder takes, special tokens included."""
+def subword_window_limit(subword_config, tokenizer: PreTrainedTokenizerBase | None) -> int:
+    """The longest input the subword encoder takes, special tokens included: its position table's,
+    and its tokenizer's ``model_max_length`` where it has one (and it is given)."""
     limit = subword_config.max_position_embeddings
     # RoBERTa-family position ids start after the padding index, which costs pad_token_id + 1 rows.
     if subword_config.model_type in ("roberta", "xlm-roberta", "camembert", "xlm-roberta-xl"):
         limit -= subword_config.pad_token_id + 1
-    if tokenizer.model_max_length and tokenizer.model_max_length < 1_000_000:
+    if tokenizer is not None and tokenizer.model_max_length and tokenizer.model_max_length < 1_000_000:
         limit = min(limit, tokenizer.model_max_length)
     return limit
