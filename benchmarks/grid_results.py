@@ -8,16 +8,14 @@ there). Runs nothing new (``entangle bench --report-only``).
 from __future__ import annotations
 
 import argparse
-import re
+import json
 import shutil
 import sys
 from pathlib import Path
 
-from entangle.bench import BenchConfig, BenchConfigError, BenchRunError, run_bench
+from entangle.bench import BenchConfig, BenchConfigError, BenchRunError, plot_file, run_bench
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-#: A plot as the report links it: ``![dataset](dataset.png)``.
-_LINKED_PLOT = re.compile(r"!\[[^\]]*\]\(([^)/]+\.png)\)")
 
 
 def copy_report(config: BenchConfig, target: Path) -> list[Path]:
@@ -25,9 +23,10 @@ def copy_report(config: BenchConfig, target: Path) -> list[Path]:
     ``summary.json`` and the plots it links, nothing else. A plot there that the report no longer
     links (a dataset since dropped from the grid) is removed: a copy of every PNG in the output
     directory carried such stale plots along. The files copied."""
-    markdown = run_bench(config, report_only=True)
+    run_bench(config, report_only=True)
     output = Path(config.output)
-    plots = _LINKED_PLOT.findall(markdown)
+    # One plot per dataset of the summary, named as the report names it.
+    plots = [plot_file(dataset) for dataset in json.loads((output / "summary.json").read_text())["summary"]]
     target.mkdir(parents=True, exist_ok=True)
     for stale in set(target.glob("*.png")) - {target / name for name in plots}:
         stale.unlink()

@@ -287,6 +287,11 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "=.-" else "_" for c in name)
 
 
+def plot_file(dataset: str) -> str:
+    """The name of a dataset's plot in the report's directory."""
+    return f"{_slug(Path(dataset).name)}.png"
+
+
 def _run_path(root: str, dataset: str, system: str, seed: int) -> Path:
     return Path(root) / _slug(Path(dataset).name) / _slug(system) / f"seed-{seed}"
 
@@ -799,7 +804,7 @@ def report(config: BenchConfig, results: list[dict]) -> str:
     comparison = compare(config, results)
     parts = []
     for dataset, systems in summary.items():
-        png = output / f"{_slug(Path(dataset).name)}.png"
+        png = output / plot_file(dataset)
         plot(dataset, systems, config, png)
         parts.append(markdown_table(dataset, systems) + "\n\n" + devices_line([r for r in results if r["dataset"] == dataset])
                      + f"\n\n![{dataset}]({png.name})")

@@ -592,18 +592,21 @@ def test_grid_results_copies_the_report_and_only_the_plots_it_links(tmp_path, mo
     monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
     import grid_results
 
-    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a"], systems={"sub": {"m": 0, "side": "subword"}})
-    directory = run_dir(config, "lang-a", "sub", 42)
-    directory.mkdir(parents=True)
-    (directory / "result.json").write_text(json.dumps(fake_result(config, "lang-a", "sub", 42, {"subword": 0.5})))
+    # A dataset whose name holds "]", which ended the plot's link text: its plot went uncopied.
+    config = BenchConfig(output=str(tmp_path / "bench"), datasets=["lang-a", "x]y"], systems={"sub": {"m": 0, "side": "subword"}})
+    for dataset in config.datasets:
+        directory = run_dir(config, dataset, "sub", 42)
+        directory.mkdir(parents=True)
+        (directory / "result.json").write_text(json.dumps(fake_result(config, dataset, "sub", 42, {"subword": 0.5})))
     target = tmp_path / "committed"
     target.mkdir()
     for stale in (Path(config.output) / "lang-dropped.png", target / "lang-dropped.png"):
         stale.write_bytes(b"an old plot")
     (target / "official.json").write_text("{}")  # a file of the results folder's own: kept
     copied = grid_results.copy_report(config, target)
-    assert sorted(path.name for path in copied) == ["RESULTS.md", "lang-a.png", "summary.json"]
-    assert sorted(path.name for path in target.iterdir()) == ["RESULTS.md", "lang-a.png", "official.json", "summary.json"]
+    assert sorted(path.name for path in copied) == ["RESULTS.md", "lang-a.png", "summary.json", "x_y.png"]
+    assert sorted(path.name for path in target.iterdir()) == ["RESULTS.md", "lang-a.png", "official.json", "summary.json",
+                                                              "x_y.png"]
     grid = tmp_path / "grid.yaml"
     grid.write_text("output: x\ndatasets: [wnut17]\n")
     monkeypatch.setattr("sys.argv", ["grid_results.py", str(grid)])
