@@ -71,9 +71,12 @@ def decoded_lines(path: str | Path):
     byte-order mark. Anything else, and NUL characters (binary, or wide text without a byte-order
     mark), is a :class:`DataFormatError` naming the line. ``path`` :data:`STDIN` reads standard input.
     """
-    if str(path) == STDIN and sys.stdin is None:  # closed (`0<&-`), or pythonw's
+    if str(path) != STDIN:
+        data = Path(path).read_bytes()
+    elif sys.stdin is None:  # closed (`0<&-`), or pythonw's
         raise OSError(errno.EBADF, "standard input is closed", STDIN)
-    data = sys.stdin.buffer.read() if str(path) == STDIN else Path(path).read_bytes()
+    else:
+        data = sys.stdin.buffer.read()
     for bom, name, codec in _WIDE_BOMS:
         if data.startswith(bom):
             try:
