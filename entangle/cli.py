@@ -482,12 +482,19 @@ def main(argv: list[str] | None = None) -> None:
             BenchRunError, ConfigError, DivergedError, ExportError, MissingExtraError, UsageError, ModelLoadError) as err:
         # Input problems: one clear line, not a traceback.
         sys.exit(f"entangle {args.command}: error: {err}")
-    except BrokenPipeError:  # the reader of the output stopped (`entangle predict ... | head`): a quiet stop
-        with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor has no flush to fail
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail again
-        sys.exit(1)
-    except OSError as err:  # a file that cannot be read or written: which one, and why
-        sys.exit(f"entangle {args.command}: error: {_os_reason(err, args)}")
+    except OSError as err:
+        if _reader_gone(err):  # the reader of the output stopped (`entangle predict ... | head`): a quiet stop
+            with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor has no flush to fail
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would fail again
+            sys.exit(1)
+        sys.exit(f"entangle {args.command}: error: {_os_reason(err, args)}")  # which file, and why
+
+
+def _reader_gone(err: OSError) -> bool:
+    """A write to a pipe whose reader has closed it. On Windows that write may raise EINVAL instead
+    of EPIPE (python/cpython#79935); a file's own EINVAL names the file, a pipe's names none."""
+    return isinstance(err, BrokenPipeError) or (
+        sys.platform == "win32" and err.errno == errno.EINVAL and err.filename is None)
 
 
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # errors only a write raises

@@ -2,6 +2,7 @@
 line, encodings, empty input; and the text -> words rule itself, fuzzed."""
 
 import codecs
+import errno
 import io
 import json
 import os
@@ -290,13 +291,14 @@ def test_standard_output_is_utf8_whatever_its_locale(model_dir, tmp_path, monkey
 
 
 class _ClosedPipe:
-    """A stdout whose reader has gone (`entangle predict ... | head -1`)."""
+    """A stdout whose reader has gone (`entangle predict ... | head -1`), failing as `error` says."""
 
-    def __init__(self, path):
+    def __init__(self, path, error=BrokenPipeError(errno.EPIPE, "Broken pipe")):
         self.file = open(path, "w")
+        self.error = error
 
     def write(self, text):
-        raise BrokenPipeError(32, "Broken pipe")
+        raise self.error
 
     def flush(self):
         pass
@@ -313,3 +315,20 @@ def test_a_closed_output_pipe_stops_quietly(model_dir, tmp_path, monkeypatch, ca
         main(["predict", str(model_dir), "--input", str(tmp_path / "in.txt")])
     pipe.file.close()
     assert stopped.value.code == 1 and capsys.readouterr().err == ""  # was "error: [Errno 32] Broken pipe"
+
+
+@pytest.mark.parametrize("platform, quiet", [("win32", True), ("linux", False)])
+def test_a_closed_pipe_seen_as_einval_stops_quietly_on_windows_only(model_dir, tmp_path, monkeypatch, capsys,
+                                                                      platform, quiet):
+    """Windows may report a closed pipe as EINVAL (python/cpython#79935); elsewhere EINVAL is an error."""
+    (tmp_path / "in.txt").write_text("Peter lives in Paris\n")
+    pipe = _ClosedPipe(tmp_path / "stdout", OSError(errno.EINVAL, "Invalid argument"))
+    monkeypatch.setattr("sys.stdout", pipe)
+    monkeypatch.setattr("sys.platform", platform)
+    with pytest.raises(SystemExit) as stopped:
+        main(["predict", str(model_dir), "--input", str(tmp_path / "in.txt")])
+    pipe.file.close()
+    if quiet:
+        assert stopped.value.code == 1 and capsys.readouterr().err == ""
+    else:
+        assert "error: [Errno 22] Invalid argument" in str(stopped.value.code)
