@@ -261,6 +261,23 @@ def test_standard_input_is_read_from_sys_stdin(model_dir, tmp_path, monkeypatch,
     assert json.loads((tmp_path / "out").read_text())["words"] == words
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows file names cannot hold < or >")
+@pytest.mark.parametrize("input_format, data, words", [
+    ("text", "Peter lives in Paris\n".encode(), ["Peter", "lives", "in", "Paris"]),
+    ("conll", b"Peter\nsings\n\n", ["Peter", "sings"]),
+    ("conllu", b"1\tAnna\t_\t_\t_\t_\t_\t_\t_\t_\n2\tsings\t_\t_\t_\t_\t_\t_\t_\t_\n\n", ["Anna", "sings"]),
+])
+def test_a_file_named_like_standard_input_is_read_as_a_file(model_dir, tmp_path, monkeypatch, input_format, data,
+                                                              words):
+    """Standard input's name in messages, ``<stdin>``, was also the path that read it: such a file was never read."""
+    (tmp_path / "<stdin>").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", _BinaryStdin(b"not this\n"))
+    main(["predict", str(model_dir), "--input", "<stdin>", "--input-format", input_format, "--output-format", "jsonl",
+          "--output", "out"])
+    assert json.loads((tmp_path / "out").read_text())["words"] == words
+
+
 def test_bad_standard_input_is_named_as_such(model_dir, monkeypatch):
     monkeypatch.setattr("sys.stdin", _BinaryStdin(b"fine\n\xff\n"))
     with pytest.raises(SystemExit, match="<stdin>:2: not valid UTF-8"):

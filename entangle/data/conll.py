@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import TextIO
 
 DOCSTART = "-DOCSTART-"
+class _StandardInput(str):
+    """A path string that readers tell apart by identity, so a file named ``<stdin>`` is still a file."""
+
+
 #: The path every reader takes as standard input (the command line's ``-``), named so in messages as
 #: Python names it; read from ``sys.stdin``, not ``/dev/stdin``, which Windows does not have.
-STDIN = "<stdin>"
+STDIN = _StandardInput("<stdin>")
 IOB2_TAG = re.compile(r"^(O|[BI]-\S+)$")
 
 
@@ -71,7 +75,7 @@ def decoded_lines(path: str | Path):
     byte-order mark. Anything else, and NUL characters (binary, or wide text without a byte-order
     mark), is a :class:`DataFormatError` naming the line. ``path`` :data:`STDIN` reads standard input.
     """
-    if str(path) != STDIN:
+    if path is not STDIN:
         data = Path(path).read_bytes()
     elif sys.stdin is None:  # closed (`0<&-`), or pythonw's
         raise OSError(errno.EBADF, "standard input is closed", STDIN)
@@ -127,7 +131,6 @@ def read_conll(
     ``tag_column=None`` reads words only (for tagging new text); ``scheme="iob2"`` checks tags as
     NER tags.
     """
-    path = Path(path)
     sentences: list[Sentence] = []
     words: list[str] = []
     tags: list[str] = []

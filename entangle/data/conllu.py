@@ -32,7 +32,7 @@ def is_conllu(path: str | Path) -> bool:
     return Path(path).suffix.lower() == ".conllu"
 
 
-def _blocks(path: Path):
+def _blocks(path: str | Path):
     """Sentences as lists of ``(line number, line)``, comments included."""
     block = []
     for number, line in decoded_lines(path):
@@ -65,7 +65,6 @@ class SentenceRows:
 
 def sentence_rows(path: str | Path) -> Iterator[SentenceRows]:
     """Sentences of a CoNLL-U file with the ID sequence and ranges checked; empty nodes dropped."""
-    path = Path(path)
     for block in _blocks(path):
         rows = SentenceRows(block[0][0], [], [], [])
         expected, range_end = 1, 0
@@ -107,7 +106,6 @@ def read_conllu(path: str | Path, tag: str | None = "upos", scheme: str | None =
     """Sentences of syntactic words with their ``tag`` (``upos``/``xpos``; ``None``: words only);
     ``scheme="iob2"`` checks and repairs the tags as :func:`~entangle.data.conll.read_conll` does
     (entity tags kept in a CoNLL-U column). Spaces around a form or tag are dropped ("NOUN " is "NOUN")."""
-    path = Path(path)
     if tag is not None and tag not in TAG_FIELDS:
         raise ValueError(f"tag must be one of {', '.join(TAG_FIELDS)}, got {tag!r}")
     sentences, repaired = [], []
