@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TextIO
 
 DOCSTART = "-DOCSTART-"
+
+
 class _StandardInput(str):
     """A path string that readers tell apart by identity, so a file named ``<stdin>`` is still a file."""
 
