@@ -40,7 +40,7 @@ class RawCorpus:
 def read_text_file(path: str | Path) -> list[list[str]]:
     """One text per line with words, split into words the way ``entangle predict`` splits text (a
     line of spaces and invisible characters only, which predict answers with no words, is skipped)."""
-    return [words for _, line in decoded_lines(Path(path)) if (words := split_words(line))]
+    return [words for _, line in decoded_lines(path) if (words := split_words(line))]
 
 
 def read_raw_corpus(text_files: list[str] = (), datasets: list[str] = (), data_dir: str | None = None) -> RawCorpus:
