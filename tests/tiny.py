@@ -1,8 +1,10 @@
-"""Tiny random encoders and tokenizers of each family users bring, built on the fly (no downloads)."""
+"""Tiny random encoders and tokenizers of each family users bring, built on the fly (no downloads);
+the tokenizers are trained once and kept in ``tests/tokenizers`` (see ``_frozen``)."""
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
@@ -32,49 +34,75 @@ WIDTH = 32
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
 
-@functools.cache
-def wordpiece_tokenizer() -> PreTrainedTokenizerFast:
+def _train_wordpiece() -> Tokenizer:
     """BERT-style: lower-casing and accent-stripping normaliser, WordPiece with ``##`` continuations."""
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=special))
+    tokenizer.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=_SPECIAL["wordpiece"]))
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tokenizer.token_to_id("[CLS]")), ("[SEP]", tokenizer.token_to_id("[SEP]"))]
     )
     tokenizer.decoder = decoders.WordPiece()
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    return tokenizer
 
 
-@functools.cache
-def bytelevel_bpe_tokenizer() -> PreTrainedTokenizerFast:
+def _train_bytelevel_bpe() -> Tokenizer:
     """RoBERTa-style: byte-level BPE, a word's leading space is part of its first token (``Ġ``)."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=400, special_tokens=_SPECIAL["bytelevel_bpe"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     ))
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                   pad_token="<pad>", cls_token="<s>", sep_token="</s>")
+    return tokenizer
 
 
-@functools.cache
-def unigram_tokenizer() -> PreTrainedTokenizerFast:
+def _train_unigram() -> Tokenizer:
     """XLM-R-style: SentencePiece Unigram with the ``▁`` word-start marker."""
     tokenizer = Tokenizer(models.Unigram())
     tokenizer.normalizer = normalizers.NFKC()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
     tokenizer.decoder = decoders.Metaspace()
     tokenizer.train_from_iterator(CORPUS, trainers.UnigramTrainer(
-        vocab_size=150, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
+        vocab_size=150, special_tokens=_SPECIAL["unigram"], unk_token="<unk>"
     ))
     tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                   pad_token="<pad>", cls_token="<s>", sep_token="</s>")
+    return tokenizer
+
+
+_SPECIAL = {"wordpiece": ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+            "bytelevel_bpe": ["<s>", "<pad>", "</s>", "<unk>"],
+            "unigram": ["<s>", "<pad>", "</s>", "<unk>"]}
+_TRAIN = {"wordpiece": _train_wordpiece, "bytelevel_bpe": _train_bytelevel_bpe, "unigram": _train_unigram}
+_FROZEN = Path(__file__).parent / "tokenizers"
+
+
+def _frozen(name: str) -> Tokenizer:
+    """The tokenizer ``_TRAIN[name]`` once made, read from ``tests/tokenizers``. The Rust trainers
+    break frequency ties in hash order, which differs from process to process (two runs gave
+    WordPiece vocabularies differing in 77 of 200 ids), so training on the fly gave every test
+    run different tiny models. ``python tests/tiny.py`` trains and writes them again."""
+    return Tokenizer.from_file(str(_FROZEN / f"{name}.json"))
+
+
+@functools.cache
+def wordpiece_tokenizer() -> PreTrainedTokenizerFast:
+    return PreTrainedTokenizerFast(tokenizer_object=_frozen("wordpiece"), unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
+@functools.cache
+def bytelevel_bpe_tokenizer() -> PreTrainedTokenizerFast:
+    return PreTrainedTokenizerFast(tokenizer_object=_frozen("bytelevel_bpe"), bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", pad_token="<pad>", cls_token="<s>", sep_token="</s>")
+
+
+@functools.cache
+def unigram_tokenizer() -> PreTrainedTokenizerFast:
+    return PreTrainedTokenizerFast(tokenizer_object=_frozen("unigram"), bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", pad_token="<pad>", cls_token="<s>", sep_token="</s>")
 
 
 _ENCODER_KWARGS = dict(hidden_size=WIDTH, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37)
@@ -128,3 +156,9 @@ def charbert_model(family: str = "bert", **config):
         char_embedding_size=16, char_hash_buckets=64, **config,
     )
     return model.eval(), tokenizer
+
+
+if __name__ == "__main__":  # python tests/tiny.py: train the tiny tokenizers again and keep them
+    _FROZEN.mkdir(exist_ok=True)
+    for name, train in _TRAIN.items():
+        train().save(str(_FROZEN / f"{name}.json"), pretty=True)
