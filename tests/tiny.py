@@ -36,10 +36,11 @@ LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
 def _train_wordpiece() -> Tokenizer:
     """BERT-style: lower-casing and accent-stripping normaliser, WordPiece with ``##`` continuations."""
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=_SPECIAL["wordpiece"]))
+    tokenizer.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=special))
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tokenizer.token_to_id("[CLS]")), ("[SEP]", tokenizer.token_to_id("[SEP]"))]
     )
@@ -53,7 +54,7 @@ def _train_bytelevel_bpe() -> Tokenizer:
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=_SPECIAL["bytelevel_bpe"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     ))
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
     return tokenizer
@@ -66,15 +67,12 @@ def _train_unigram() -> Tokenizer:
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
     tokenizer.decoder = decoders.Metaspace()
     tokenizer.train_from_iterator(CORPUS, trainers.UnigramTrainer(
-        vocab_size=150, special_tokens=_SPECIAL["unigram"], unk_token="<unk>"
+        vocab_size=150, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
     ))
     tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
     return tokenizer
 
 
-_SPECIAL = {"wordpiece": ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-            "bytelevel_bpe": ["<s>", "<pad>", "</s>", "<unk>"],
-            "unigram": ["<s>", "<pad>", "</s>", "<unk>"]}
 _TRAIN = {"wordpiece": _train_wordpiece, "bytelevel_bpe": _train_bytelevel_bpe, "unigram": _train_unigram}
 _FROZEN = Path(__file__).parent / "tokenizers"
 
